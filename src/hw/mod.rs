@@ -1,1 +1,12 @@
-//! (module under construction)
+//! Hardware parameters and GPU description: the JSON schema, the embedded presets, the
+//! derivation from device properties, and the three-tier resolution of seed 000 section 4.1.
+
+pub mod derive;
+pub mod load;
+pub mod presets;
+pub mod resolve;
+pub mod schema;
+
+pub use derive::DeviceProps;
+pub use resolve::{resolve, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};
+pub use schema::{GpuDesc, HwDoc, ModelParams};

@@ -1,0 +1,265 @@
+//! Reading and validating hardware documents: a full `HwDoc`, or a flat override object
+//! holding some of the five model parameters (and optionally `constants`), as accepted by
+//! `TRITONBLAS_HW_PARAMS` (seed 000 section 4.1, tier 3). Every failure names the file and
+//! the field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::schema::{HwDoc, ModelParams, PARAM_NAMES, SCHEMA_VERSION};
+
+/// Why a hardware document was rejected.
+#[derive(Debug, thiserror::Error)]
+pub enum HwError {
+    #[error("{path}: cannot read hardware file: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not valid JSON: {msg}")]
+    NotJson { path: PathBuf, msg: String },
+    #[error("{path}: {msg}")]
+    Schema { path: PathBuf, msg: String },
+    #[error("{path}: field '{field}': {msg}")]
+    Field {
+        path: PathBuf,
+        field: String,
+        msg: String,
+    },
+}
+
+/// A parsed hardware file: either a full document or a partial override.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HwFile {
+    Full(Box<HwDoc>),
+    Override(Override),
+}
+
+/// A flat override: some of the five parameters and/or model constants.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Override {
+    pub params: BTreeMap<String, f64>,
+    pub constants: BTreeMap<String, f64>,
+}
+
+/// Read and validate a hardware file from disk.
+pub fn load_file(path: &Path) -> Result<HwFile, HwError> {
+    let text = std::fs::read_to_string(path).map_err(|source| HwError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parse and validate a hardware document from text; `origin` names it in errors.
+pub fn parse_str(text: &str, origin: &Path) -> Result<HwFile, HwError> {
+    let path = origin.to_path_buf();
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| HwError::NotJson {
+        path: path.clone(),
+        msg: e.to_string(),
+    })?;
+    let obj = value.as_object().ok_or_else(|| HwError::Schema {
+        path: path.clone(),
+        msg: "top level must be a JSON object".into(),
+    })?;
+    if obj.contains_key("schema_version") {
+        let version = obj["schema_version"].as_u64();
+        if version != Some(u64::from(SCHEMA_VERSION)) {
+            return Err(HwError::Field {
+                path,
+                field: "schema_version".into(),
+                msg: format!("unsupported version {} (expected {SCHEMA_VERSION})", obj["schema_version"]),
+            });
+        }
+        let doc: HwDoc = serde_json::from_value(value.clone()).map_err(|e| HwError::Schema {
+            path: path.clone(),
+            msg: e.to_string(),
+        })?;
+        validate_doc(&doc, &path)?;
+        return Ok(HwFile::Full(Box::new(doc)));
+    }
+    // Flat override.
+    let mut ov = Override::default();
+    for (key, v) in obj {
+        if key == "constants" {
+            let m = v.as_object().ok_or_else(|| HwError::Field {
+                path: path.clone(),
+                field: "constants".into(),
+                msg: "must be an object of name: number".into(),
+            })?;
+            for (ck, cv) in m {
+                let x = cv.as_f64().ok_or_else(|| HwError::Field {
+                    path: path.clone(),
+                    field: format!("constants.{ck}"),
+                    msg: "must be a number".into(),
+                })?;
+                ov.constants.insert(ck.clone(), x);
+            }
+            continue;
+        }
+        if !PARAM_NAMES.contains(&key.as_str()) {
+            return Err(HwError::Field {
+                path,
+                field: key.clone(),
+                msg: format!(
+                    "unknown field (a flat override takes {} and constants; a full document needs schema_version)",
+                    PARAM_NAMES.join(", ")
+                ),
+            });
+        }
+        let x = v.as_f64().ok_or_else(|| HwError::Field {
+            path: path.clone(),
+            field: key.clone(),
+            msg: "must be a number".into(),
+        })?;
+        check_param(key, x, &path)?;
+        ov.params.insert(key.clone(), x);
+    }
+    if ov.params.is_empty() && ov.constants.is_empty() {
+        return Err(HwError::Schema {
+            path,
+            msg: format!(
+                "no parameters: expected a full document (with schema_version) or some of {}",
+                PARAM_NAMES.join(", ")
+            ),
+        });
+    }
+    Ok(HwFile::Override(ov))
+}
+
+/// Range rules of the five parameters: bandwidths strictly positive, the rest non-negative
+/// and finite; the DRAM coefficient positive.
+pub fn check_param(name: &str, v: f64, path: &Path) -> Result<(), HwError> {
+    let bad = |msg: &str| HwError::Field {
+        path: path.to_path_buf(),
+        field: name.into(),
+        msg: format!("{msg} (got {v})"),
+    };
+    if !v.is_finite() {
+        return Err(bad("must be finite"));
+    }
+    match name {
+        "l2_perf_ratio" | "dram_perf_ratio" | "dram_bw_coeff" | "mma_latency" if v <= 0.0 => {
+            Err(bad("must be positive"))
+        }
+        "hbm_latency_penalty" if v < 0.0 => Err(bad("must not be negative")),
+        _ => Ok(()),
+    }
+}
+
+fn validate_params(p: &ModelParams, path: &Path) -> Result<(), HwError> {
+    for name in PARAM_NAMES {
+        check_param(name, p.get(name).unwrap_or(f64::NAN), path)
+            .map_err(|e| prefix_field(e, "params."))?;
+    }
+    Ok(())
+}
+
+fn prefix_field(e: HwError, prefix: &str) -> HwError {
+    match e {
+        HwError::Field { path, field, msg } => HwError::Field {
+            path,
+            field: format!("{prefix}{field}"),
+            msg,
+        },
+        other => other,
+    }
+}
+
+/// Semantic checks of a full document beyond its shape.
+pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
+    validate_params(&doc.params, path)?;
+    let g = &doc.gpu;
+    let field = |f: &str, msg: &str| HwError::Field {
+        path: path.to_path_buf(),
+        field: format!("gpu.{f}"),
+        msg: msg.into(),
+    };
+    if g.name.trim().is_empty() {
+        return Err(field("name", "must not be empty"));
+    }
+    for (f, v) in [
+        ("sm_count", u64::from(g.sm_count)),
+        ("l2_bytes", g.l2_bytes),
+        ("smem_per_block_optin_bytes", g.smem_per_block_optin_bytes),
+        ("registers_per_sm", u64::from(g.registers_per_sm)),
+        ("max_registers_per_thread", u64::from(g.max_registers_per_thread)),
+        ("mem_bus_width_bits", u64::from(g.mem_bus_width_bits)),
+        ("tensor_cores_per_sm", u64::from(g.tensor_cores_per_sm)),
+    ] {
+        if v == 0 {
+            return Err(field(f, "must be positive"));
+        }
+    }
+    for (f, v) in [("sm_clock_mhz", g.sm_clock_mhz), ("mem_clock_mhz", g.mem_clock_mhz)] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(field(f, "must be a positive number"));
+        }
+    }
+    if g.mma_shape.contains(&0) {
+        return Err(field("mma_shape", "entries must be positive"));
+    }
+    for (k, v) in &doc.constants {
+        if !v.is_finite() {
+            return Err(HwError::Field {
+                path: path.to_path_buf(),
+                field: format!("constants.{k}"),
+                msg: "must be finite".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> &'static Path {
+        Path::new("t.json")
+    }
+
+    #[test]
+    fn flat_override_accepted() {
+        match parse_str(r#"{"l2_perf_ratio": 2000, "mma_latency": 30}"#, p()).unwrap() {
+            HwFile::Override(o) => {
+                assert_eq!(o.params["l2_perf_ratio"], 2000.0);
+                assert_eq!(o.params.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn misspelt_field_named() {
+        let e = parse_str(r#"{"l2_perf_ratoi": 2000}"#, p()).unwrap_err().to_string();
+        assert!(e.contains("t.json") && e.contains("l2_perf_ratoi"), "{e}");
+    }
+
+    #[test]
+    fn non_positive_bandwidth_named() {
+        let e = parse_str(r#"{"dram_perf_ratio": 0}"#, p()).unwrap_err().to_string();
+        assert!(e.contains("dram_perf_ratio") && e.contains("positive"), "{e}");
+        let e = parse_str(r#"{"dram_perf_ratio": -3}"#, p()).unwrap_err().to_string();
+        assert!(e.contains("dram_perf_ratio"), "{e}");
+    }
+
+    #[test]
+    fn not_json_and_not_object() {
+        assert!(matches!(parse_str("{", p()), Err(HwError::NotJson { .. })));
+        assert!(matches!(parse_str("[1]", p()), Err(HwError::Schema { .. })));
+        assert!(matches!(parse_str("{}", p()), Err(HwError::Schema { .. })));
+    }
+
+    #[test]
+    fn full_doc_missing_field_named() {
+        let e = parse_str(r#"{"schema_version": 1, "gpu": {}}"#, p()).unwrap_err().to_string();
+        assert!(e.contains("missing field"), "{e}");
+    }
+
+    #[test]
+    fn wrong_version() {
+        let e = parse_str(r#"{"schema_version": 7}"#, p()).unwrap_err().to_string();
+        assert!(e.contains("schema_version") && e.contains('7'), "{e}");
+    }
+}
