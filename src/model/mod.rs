@@ -1,1 +1,18 @@
-//! (module under construction)
+//! The Origami analytical GEMM model (seed 000 Algorithms 3-9; tritonBLAS paper section
+//! IV; the Origami C++ source): problem and config types, kernel families and their
+//! feasibility, the empirical constants, the latency model in its `seed` and `origami`
+//! variants, and the two-phase selection.
+
+pub mod constants;
+pub mod family;
+pub mod group;
+pub mod l2;
+pub mod latency;
+pub mod problem;
+pub mod select;
+
+pub use constants::ModelConstants;
+pub use family::{family, KernelFamily, FAMILY_NAMES};
+pub use latency::{predict, Breakdown, ModelInputs, Variant};
+pub use problem::{Config, Problem};
+pub use select::{Selection, Selector};

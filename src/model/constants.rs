@@ -1,0 +1,175 @@
+//! The empirical constants of the Origami latency model, in one place with their source.
+//!
+//! All come from the tritonBLAS/Origami C++ source (`gemm.cpp`), as catalogued in seed 000
+//! appendix C.4; none is documented in the tritonBLAS paper. Each can be overridden by name
+//! from the hardware JSON (`"constants": {"loop_overhead_cycles": 350}`), so that values
+//! fitted to NVIDIA measurements live in calibration files, not in code.
+
+use std::collections::BTreeMap;
+
+/// Empirical constants of Algorithms 5-9.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelConstants {
+    /// Prologue = this x L_mem (pipeline fill). Source: gemm.cpp, "1.5 chosen empirically".
+    pub prologue_factor: f64,
+    /// The epilogue is counted this many times in L_tile. Source: gemm.cpp.
+    pub epilogue_count: f64,
+    /// Prologue and epilogue are scaled by this ^ occupancy. Source: gemm.cpp.
+    pub occupancy_decay: f64,
+    /// Blocks resident per SM assumed by the occupancy discount (gemm.cpp default 1).
+    pub occupancy: f64,
+    /// Loop overhead per K iteration, cycles. Source: gemm.cpp ("7 instructions ... 4 cycles").
+    pub loop_overhead_cycles: f64,
+    /// Thread-block setup latency, cycles. Source: gemm.cpp (`L_WG_setup = 1`).
+    pub setup_cycles: f64,
+    /// K zero-padding penalty scale: (K mod BK)/K x this, cycles. Source: gemm.cpp.
+    pub k_padding_cycles: f64,
+    /// A hit rate that comes out exactly 0 becomes this (origami variant; gemm.cpp floor).
+    /// Seed 000 read it as a cap applied when the working set exceeds L2 (seed variant).
+    pub l2_hit_floor: f64,
+    /// Global hit-rate bound when one full pass of A and B tiles exceeds L2 (gemm.cpp
+    /// `compute_l2_hit_rate_global`, origami variant only).
+    pub l2_global_overflow_hit: f64,
+    /// Configs within this fraction of the best latency are re-ranked (origami variant).
+    pub tie_band: f64,
+    /// Memory transactions are rounded up to this many bytes. Source: gemm.cpp.
+    pub transaction_bytes: f64,
+    /// Minimum bytes loaded per SM per iteration. Source: seed 000 section 3.4.
+    pub min_load_per_sm_bytes: f64,
+}
+
+impl Default for ModelConstants {
+    fn default() -> Self {
+        ModelConstants {
+            prologue_factor: 1.5,
+            epilogue_count: 2.0,
+            occupancy_decay: 0.95,
+            occupancy: 1.0,
+            loop_overhead_cycles: 500.0,
+            setup_cycles: 1.0,
+            k_padding_cycles: 50_000.0,
+            l2_hit_floor: 0.5,
+            l2_global_overflow_hit: 0.1,
+            tie_band: 0.01,
+            transaction_bytes: 128.0,
+            min_load_per_sm_bytes: 128.0,
+        }
+    }
+}
+
+/// Names accepted in the hardware JSON's `constants` object.
+pub const CONSTANT_NAMES: [&str; 12] = [
+    "prologue_factor",
+    "epilogue_count",
+    "occupancy_decay",
+    "occupancy",
+    "loop_overhead_cycles",
+    "setup_cycles",
+    "k_padding_cycles",
+    "l2_hit_floor",
+    "l2_global_overflow_hit",
+    "tie_band",
+    "transaction_bytes",
+    "min_load_per_sm_bytes",
+];
+
+/// An override with an unknown name or an impossible value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("constants.{name}: {msg}")]
+pub struct ConstantError {
+    pub name: String,
+    pub msg: String,
+}
+
+impl ModelConstants {
+    fn slot(&mut self, name: &str) -> Option<&mut f64> {
+        Some(match name {
+            "prologue_factor" => &mut self.prologue_factor,
+            "epilogue_count" => &mut self.epilogue_count,
+            "occupancy_decay" => &mut self.occupancy_decay,
+            "occupancy" => &mut self.occupancy,
+            "loop_overhead_cycles" => &mut self.loop_overhead_cycles,
+            "setup_cycles" => &mut self.setup_cycles,
+            "k_padding_cycles" => &mut self.k_padding_cycles,
+            "l2_hit_floor" => &mut self.l2_hit_floor,
+            "l2_global_overflow_hit" => &mut self.l2_global_overflow_hit,
+            "tie_band" => &mut self.tie_band,
+            "transaction_bytes" => &mut self.transaction_bytes,
+            "min_load_per_sm_bytes" => &mut self.min_load_per_sm_bytes,
+            _ => return None,
+        })
+    }
+
+    /// Value of a constant by name.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        let mut c = *self;
+        c.slot(name).map(|v| *v)
+    }
+
+    /// The defaults with the given overrides applied; rejects unknown names and values
+    /// outside their range (negative, non-finite; hit rates and the band above 1).
+    pub fn with_overrides<'a>(
+        overrides: impl IntoIterator<Item = (&'a str, f64)>,
+    ) -> Result<ModelConstants, ConstantError> {
+        let mut c = ModelConstants::default();
+        for (name, v) in overrides {
+            let err = |msg: String| ConstantError {
+                name: name.to_string(),
+                msg,
+            };
+            if !v.is_finite() || v < 0.0 {
+                return Err(err(format!("must be a finite non-negative number (got {v})")));
+            }
+            if matches!(name, "l2_hit_floor" | "l2_global_overflow_hit" | "tie_band" | "occupancy_decay")
+                && v > 1.0
+            {
+                return Err(err(format!("must be at most 1 (got {v})")));
+            }
+            if name == "transaction_bytes" && v < 1.0 {
+                return Err(err(format!("must be at least 1 (got {v})")));
+            }
+            let slot = c.slot(name).ok_or_else(|| {
+                err(format!("unknown constant (known: {})", CONSTANT_NAMES.join(", ")))
+            })?;
+            *slot = v;
+        }
+        Ok(c)
+    }
+
+    /// Every constant with its value, in `CONSTANT_NAMES` order.
+    pub fn entries(&self) -> BTreeMap<&'static str, f64> {
+        CONSTANT_NAMES
+            .iter()
+            .map(|n| (*n, self.get(n).expect("known name")))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_seed_constants() {
+        let c = ModelConstants::default();
+        assert_eq!(c.prologue_factor, 1.5);
+        assert_eq!(c.epilogue_count, 2.0);
+        assert_eq!(c.occupancy_decay, 0.95);
+        assert_eq!(c.loop_overhead_cycles, 500.0);
+        assert_eq!(c.k_padding_cycles, 50_000.0);
+        assert_eq!(c.l2_hit_floor, 0.5);
+        assert_eq!(c.tie_band, 0.01);
+        assert_eq!(c.transaction_bytes, 128.0);
+        assert_eq!(c.entries().len(), CONSTANT_NAMES.len());
+    }
+
+    #[test]
+    fn overrides_apply_and_validate() {
+        let c = ModelConstants::with_overrides([("loop_overhead_cycles", 300.0)]).unwrap();
+        assert_eq!(c.loop_overhead_cycles, 300.0);
+        let e = ModelConstants::with_overrides([("loop_overhead", 1.0)]).unwrap_err();
+        assert!(e.to_string().contains("unknown constant"));
+        assert!(ModelConstants::with_overrides([("tie_band", 2.0)]).is_err());
+        assert!(ModelConstants::with_overrides([("setup_cycles", -1.0)]).is_err());
+    }
+}

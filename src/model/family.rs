@@ -1,0 +1,271 @@
+//! Kernel families: what a GEMM kernel can be launched with (config space), its MMA atom,
+//! its shared-memory formula and its register estimate, and so which configs are feasible.
+//!
+//! - `seed`: seed 000 section 2.1: 5 x 5 x 6 = 150 tiles, num_warps 8, num_stages 2,
+//!   shared memory (BM BK + BK BN) x bytes, no register check (the port's failure).
+//! - `triton`: Triton's tutorial matmul on NVIDIA: the same tiles, num_warps {4, 8},
+//!   num_stages {2, 3, 4}, shared memory num_stages x (BM BK + BK BN) x bytes, and a
+//!   register estimate (fp32 accumulators + operand fragments + overhead) above 255 per
+//!   thread marks the config "spills" and never picks it.
+
+use crate::dtype::Dtype;
+use crate::hw::GpuDesc;
+
+use super::problem::Config;
+
+/// MMA instruction shape (seed 000 appendix C.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MmaAtom {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+/// The mma.sync atom per input type: m16n8k16 for 16-bit, m16n8k32 for 8-bit,
+/// m16n8k8 for tf32/fp32 inputs.
+pub fn mma_sync_atom(dtype: Dtype) -> MmaAtom {
+    let k = match dtype.bits() {
+        32 => 8,
+        16 => 16,
+        _ => 32,
+    };
+    MmaAtom { m: 16, n: 8, k }
+}
+
+/// One config of a family for one GPU and dtype, with its feasibility.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub config: Config,
+    pub smem_bytes: u64,
+    /// Registers per thread: compiler-reported for families with a table, else estimated.
+    pub registers: Option<u32>,
+    /// Why the config can't be used (shared memory, registers/spills), if so.
+    pub rejected: Option<String>,
+}
+
+impl Candidate {
+    pub fn feasible(&self) -> bool {
+        self.rejected.is_none()
+    }
+}
+
+/// A kernel family.
+pub trait KernelFamily: Sync {
+    /// Name used on the command line.
+    fn name(&self) -> &'static str;
+    /// MMA atom the kernel uses for this input type.
+    fn mma_atom(&self, dtype: Dtype) -> MmaAtom {
+        mma_sync_atom(dtype)
+    }
+    /// The (BLOCK_M, BLOCK_N, BLOCK_K) space.
+    fn tiles(&self) -> Vec<(u32, u32, u32)>;
+    /// The (num_warps, num_stages) space.
+    fn launches(&self) -> Vec<(u32, u32)>;
+    /// Shared memory a config needs, bytes.
+    fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64;
+    /// Registers per thread (estimate or compiler table); `None` when not modeled.
+    fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32>;
+    /// Preference among configs of one tile (lower is preferred): which launch of a tile
+    /// the selector reports first.
+    fn launch_preference(&self, c: &Config) -> u32;
+    /// Extra family-specific rejection (invalid warp tiling, ...).
+    fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
+        None
+    }
+
+    /// Every config with its feasibility, GROUP_SIZE_M left at 1 (phase 2 sets it).
+    fn candidates(&self, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for (bm, bn, bk) in self.tiles() {
+            for (w, s) in self.launches() {
+                let config = Config {
+                    block_m: bm,
+                    block_n: bn,
+                    block_k: bk,
+                    group_m: 1,
+                    num_warps: w,
+                    num_stages: s,
+                };
+                let smem = self.smem_bytes(&config, dtype);
+                let registers = self.registers(&config, dtype, gpu);
+                let rejected = if smem > gpu.smem_per_block_optin_bytes {
+                    Some(format!(
+                        "shared memory {smem} B > {} B opt-in limit",
+                        gpu.smem_per_block_optin_bytes
+                    ))
+                } else if let Some(why) = self.invalid_reason(&config, dtype, gpu) {
+                    Some(why)
+                } else {
+                    match registers {
+                        Some(r) if r > gpu.max_registers_per_thread => Some(format!(
+                            "spills: {r} registers/thread > {}",
+                            gpu.max_registers_per_thread
+                        )),
+                        _ => None,
+                    }
+                };
+                out.push(Candidate {
+                    config,
+                    smem_bytes: smem,
+                    registers,
+                    rejected,
+                });
+            }
+        }
+        out
+    }
+}
+
+const TILE_MN: [u32; 5] = [16, 32, 64, 128, 256];
+const TILE_K: [u32; 6] = [16, 32, 64, 128, 256, 512];
+
+fn seed_tiles() -> Vec<(u32, u32, u32)> {
+    let mut v = Vec::with_capacity(150);
+    for bm in TILE_MN {
+        for bn in TILE_MN {
+            for bk in TILE_K {
+                v.push((bm, bn, bk));
+            }
+        }
+    }
+    v
+}
+
+fn operand_bytes(c: &Config, dtype: Dtype) -> f64 {
+    (f64::from(c.block_m) * f64::from(c.block_k) + f64::from(c.block_k) * f64::from(c.block_n))
+        * dtype.bytes()
+}
+
+/// Seed 000's family.
+pub struct SeedFamily;
+
+impl KernelFamily for SeedFamily {
+    fn name(&self) -> &'static str {
+        "seed"
+    }
+    fn tiles(&self) -> Vec<(u32, u32, u32)> {
+        seed_tiles()
+    }
+    fn launches(&self) -> Vec<(u32, u32)> {
+        vec![(8, 2)]
+    }
+    fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64 {
+        operand_bytes(c, dtype).ceil() as u64
+    }
+    fn registers(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<u32> {
+        None
+    }
+    fn launch_preference(&self, _c: &Config) -> u32 {
+        0
+    }
+}
+
+/// Triton's tutorial matmul.
+pub struct TritonFamily;
+
+/// Register estimate constants of the Triton family (per thread).
+pub struct TritonRegisterModel;
+
+impl TritonRegisterModel {
+    /// Registers for addresses, indices, loop state (assumed).
+    pub const OVERHEAD: u32 = 40;
+}
+
+impl KernelFamily for TritonFamily {
+    fn name(&self) -> &'static str {
+        "triton"
+    }
+    fn tiles(&self) -> Vec<(u32, u32, u32)> {
+        seed_tiles()
+    }
+    fn launches(&self) -> Vec<(u32, u32)> {
+        let mut v = Vec::new();
+        for w in [4, 8] {
+            for s in [2, 3, 4] {
+                v.push((w, s));
+            }
+        }
+        v
+    }
+    fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64 {
+        (f64::from(c.num_stages) * operand_bytes(c, dtype)).ceil() as u64
+    }
+    /// fp32 accumulators BM BN / threads, plus the operand fragments of one BK slice held
+    /// in 32-bit registers ((BM + BN) BK bytes / 4 / threads), plus overhead.
+    fn registers(&self, c: &Config, dtype: Dtype, _gpu: &GpuDesc) -> Option<u32> {
+        let threads = 32 * c.num_warps;
+        let acc = (c.block_m * c.block_n).div_ceil(threads);
+        let frag = (operand_bytes(c, dtype) / 4.0 / f64::from(threads)).ceil() as u32;
+        Some(acc + frag + TritonRegisterModel::OVERHEAD)
+    }
+    /// Eight warps for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages.
+    fn launch_preference(&self, c: &Config) -> u32 {
+        let want_w = if c.block_m * c.block_n >= 128 * 128 { 8 } else { 4 };
+        let w = u32::from(c.num_warps != want_w);
+        let s = match c.num_stages {
+            3 => 0,
+            4 => 1,
+            _ => 2,
+        };
+        w * 10 + s
+    }
+}
+
+/// Family by name.
+pub fn family(name: &str) -> Option<&'static dyn KernelFamily> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "seed" => Some(&SeedFamily),
+        "triton" => Some(&TritonFamily),
+        _ => None,
+    }
+}
+
+/// Names of every family.
+pub const FAMILY_NAMES: [&str; 2] = ["triton", "seed"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+
+    #[test]
+    fn seed_family_on_rtx4090_has_about_122_feasible() {
+        let gpu = preset("rtx4090").unwrap().gpu;
+        let c = SeedFamily.candidates(Dtype::Fp16, &gpu);
+        assert_eq!(c.len(), 150);
+        let feasible = c.iter().filter(|c| c.feasible()).count();
+        // Seed 000 section 2.1 reports "~122 valid configs" with 99 KB.
+        assert!((115..=130).contains(&feasible), "{feasible}");
+    }
+
+    #[test]
+    fn triton_never_allows_256x256_fp32_accumulators() {
+        let gpu = preset("h100-sxm").unwrap().gpu;
+        for cand in TritonFamily.candidates(Dtype::Fp16, &gpu) {
+            let c = cand.config;
+            if c.block_m == 256 && c.block_n == 256 {
+                assert!(!cand.feasible(), "{c}");
+            }
+        }
+    }
+
+    #[test]
+    fn triton_smem_counts_stages() {
+        let c = Config {
+            block_m: 128,
+            block_n: 128,
+            block_k: 64,
+            group_m: 1,
+            num_warps: 8,
+            num_stages: 3,
+        };
+        assert_eq!(TritonFamily.smem_bytes(&c, Dtype::Fp16), 3 * (128 * 64 * 2) * 2);
+    }
+
+    #[test]
+    fn atoms() {
+        assert_eq!(mma_sync_atom(Dtype::Fp16), MmaAtom { m: 16, n: 8, k: 16 });
+        assert_eq!(mma_sync_atom(Dtype::Fp8E4m3).k, 32);
+        assert_eq!(mma_sync_atom(Dtype::Fp32).k, 8);
+    }
+}

@@ -1,0 +1,321 @@
+//! Algorithms 3, 4, 7, 8, 9 of the Origami model (seed 000 section 3; tritonBLAS paper
+//! section IV; Origami `gemm.cpp`): compute latency, occupancy, memory latency, work
+//! utilization, tile latency and total latency of one tile configuration, with every
+//! intermediate number kept for `--explain`.
+//!
+//! Two variants differ where seed 000 departs from the C++ source:
+//! - `seed`: DRAM traffic (1 - hit) x load; K-padding penalty added once to L_tile.
+//! - `origami`: DRAM traffic max((1 - hit) x load, unique footprint of the resident
+//!   tiles); the K-padding penalty inside the epilogue (so it counts twice).
+
+use serde::Serialize;
+
+use crate::dtype::Dtype;
+use crate::hw::{GpuDesc, ModelParams};
+
+use super::constants::ModelConstants;
+use super::family::MmaAtom;
+use super::l2::{hit_origami, hit_seed, resident_footprint_bytes, L2Estimate, L2Input};
+use super::problem::Problem;
+
+/// Which formulas to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// Seed 000 as written (the published NVIDIA port).
+    Seed,
+    /// The Origami C++ source's algorithms, with its corrections.
+    Origami,
+}
+
+impl Variant {
+    pub fn parse(s: &str) -> Option<Variant> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "seed" => Some(Variant::Seed),
+            "origami" => Some(Variant::Origami),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Seed => "seed",
+            Variant::Origami => "origami",
+        }
+    }
+}
+
+/// Everything the model needs about the hardware.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelInputs<'a> {
+    pub gpu: &'a GpuDesc,
+    pub params: &'a ModelParams,
+    pub constants: &'a ModelConstants,
+    pub variant: Variant,
+}
+
+/// Every intermediate number of one prediction (cycles unless named otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Breakdown {
+    // Algorithm 3
+    pub n_mma: u64,
+    pub l_mma_per_instr: f64,
+    pub l_compute: f64,
+    // Algorithm 4
+    pub grid_m: u64,
+    pub grid_n: u64,
+    pub total_tiles: u64,
+    pub active_sms: u64,
+    pub num_waves: u64,
+    // Algorithm 5
+    pub l2: L2Estimate,
+    // Algorithm 7
+    pub load_a_bytes: f64,
+    pub load_b_bytes: f64,
+    pub per_sm_load_bytes: f64,
+    pub total_load_bytes: f64,
+    pub l2_bw_fraction: f64,
+    pub l_l2: f64,
+    pub dram_bw_fraction: f64,
+    pub load_dram_bytes: f64,
+    pub resident_footprint_bytes: f64,
+    pub l_dram: f64,
+    pub l_mem: f64,
+    // Work utilization
+    pub utilization: f64,
+    pub penalty: f64,
+    // Algorithm 8
+    pub l_prologue: f64,
+    pub output_bytes: f64,
+    pub l_epilogue: f64,
+    pub num_iter: u64,
+    pub k_pad_penalty: f64,
+    pub l_steady: f64,
+    pub l_tile: f64,
+    // Algorithm 9
+    pub l_total: f64,
+}
+
+/// Output element bytes: the input type's, fp16 for 8-bit and narrower inputs.
+pub fn output_bytes_per_element(dtype: Dtype) -> f64 {
+    if dtype.bits() <= 8 {
+        2.0
+    } else {
+        dtype.bytes()
+    }
+}
+
+fn round_up(x: f64, q: f64) -> f64 {
+    (x / q).ceil() * q
+}
+
+/// Predict the latency of one tile (BM, BN, BK) with launch grouping `group_m` (phase 1
+/// uses ceil(sqrt(SMs))).
+pub fn predict(
+    p: &Problem,
+    tile: (u32, u32, u32),
+    group_m: u32,
+    atom: MmaAtom,
+    hw: &ModelInputs<'_>,
+) -> Breakdown {
+    let k = hw.constants;
+    let prm = hw.params;
+    let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
+    let bytes = p.dtype.bytes();
+    let sms = u64::from(hw.gpu.sm_count.max(1));
+
+    // Algorithm 3: compute latency of one K iteration.
+    let n_mma = bm.div_ceil(u64::from(atom.m)) * bn.div_ceil(u64::from(atom.n)) * bk.div_ceil(u64::from(atom.k));
+    let l_mma_per_instr = prm.mma_latency / f64::from(hw.gpu.tensor_cores_per_sm.max(1));
+    let l_compute = l_mma_per_instr * n_mma as f64;
+
+    // Algorithm 4: occupancy.
+    let grid_m = p.m.div_ceil(bm);
+    let grid_n = p.n.div_ceil(bn);
+    let total_tiles = grid_m * grid_n;
+    let active_sms = total_tiles.min(sms);
+    let num_waves = total_tiles.div_ceil(sms);
+
+    // Algorithm 5: L2 hit rate.
+    let l2_in = L2Input {
+        grid_m,
+        grid_n,
+        active_sms,
+        group_m: u64::from(group_m.max(1)),
+        a_tile_bytes: (bm * bk) as f64 * bytes,
+        b_tile_bytes: (bk * bn) as f64 * bytes,
+        l2_bytes: hw.gpu.l2_bytes as f64,
+    };
+    let l2 = match hw.variant {
+        Variant::Seed => hit_seed(&l2_in, k),
+        Variant::Origami => hit_origami(&l2_in, k),
+    };
+
+    // Algorithm 7: memory latency of one K iteration.
+    let load_a_bytes = round_up(l2_in.a_tile_bytes, k.transaction_bytes);
+    let load_b_bytes = round_up(l2_in.b_tile_bytes, k.transaction_bytes);
+    let per_sm_load_bytes = (load_a_bytes + load_b_bytes).max(k.min_load_per_sm_bytes);
+    let active = active_sms as f64;
+    let total_load_bytes = per_sm_load_bytes * active;
+    let l2_bw_fraction = active / sms as f64;
+    let l_l2 = total_load_bytes / (prm.l2_perf_ratio * l2_bw_fraction);
+    let dram_bw_fraction = (prm.dram_bw_coeff * active).min(1.0);
+    let dram_bw = prm.dram_perf_ratio * dram_bw_fraction;
+    let miss_bytes = (1.0 - l2.hit) * total_load_bytes;
+    let resident = resident_footprint_bytes(&l2_in);
+    let load_dram_bytes = match hw.variant {
+        Variant::Seed => miss_bytes,
+        Variant::Origami => miss_bytes.max(resident),
+    };
+    let l_dram = if load_dram_bytes > 0.0 {
+        load_dram_bytes / dram_bw + prm.hbm_latency_penalty
+    } else {
+        0.0
+    };
+    let l_mem = l_l2.max(l_dram);
+
+    // Work utilization.
+    let launched = (grid_m * bm) as f64 * (grid_n * bn) as f64 * (p.k.div_ceil(bk) * bk) as f64;
+    let utilization = (p.m as f64 * p.n as f64 * p.k as f64) / launched;
+    let penalty = 1.0 / utilization;
+
+    // Algorithm 8: tile latency.
+    let occ = k.occupancy_decay.powf(k.occupancy);
+    let l_prologue = k.prologue_factor * l_mem * penalty * occ;
+    let out_m = match hw.variant {
+        Variant::Seed => bm as f64,
+        Variant::Origami => round_up(bm as f64 * bytes, k.transaction_bytes) / bytes,
+    };
+    let output_bytes = active * out_m * bn as f64 * output_bytes_per_element(p.dtype);
+    let num_iter = p.k.div_ceil(bk).saturating_sub(1).max(1);
+    let k_rem = p.k % bk;
+    let k_pad_penalty = if k_rem != 0 {
+        (k_rem as f64 / p.k as f64) * k.k_padding_cycles
+    } else {
+        0.0
+    };
+    let mut l_epilogue = (output_bytes / dram_bw + l_compute * penalty) * occ;
+    if hw.variant == Variant::Origami {
+        l_epilogue += k_pad_penalty;
+    }
+    let l_steady = l_compute.max(l_mem) * penalty;
+    let iters = num_iter as f64;
+    let mut l_tile = l_steady * iters
+        + l_prologue
+        + l_epilogue * k.epilogue_count
+        + k.setup_cycles
+        + k.loop_overhead_cycles * iters;
+    if hw.variant == Variant::Seed {
+        l_tile += k_pad_penalty;
+    }
+
+    // Algorithm 9.
+    let l_total = l_tile * num_waves as f64;
+
+    Breakdown {
+        n_mma,
+        l_mma_per_instr,
+        l_compute,
+        grid_m,
+        grid_n,
+        total_tiles,
+        active_sms,
+        num_waves,
+        l2,
+        load_a_bytes,
+        load_b_bytes,
+        per_sm_load_bytes,
+        total_load_bytes,
+        l2_bw_fraction,
+        l_l2,
+        dram_bw_fraction,
+        load_dram_bytes,
+        resident_footprint_bytes: resident,
+        l_dram,
+        l_mem,
+        utilization,
+        penalty,
+        l_prologue,
+        output_bytes,
+        l_epilogue,
+        num_iter,
+        k_pad_penalty,
+        l_steady,
+        l_tile,
+        l_total,
+    }
+}
+
+/// Default phase-1 GROUP_SIZE_M: ceil(sqrt(SMs)) (seed 000 section 2.2).
+pub fn default_group_m(sm_count: u32) -> u32 {
+    (f64::from(sm_count)).sqrt().ceil() as u32
+}
+
+/// Work utilization M N K / (launched M x launched N x launched K) (seed 000 section 3.5).
+pub fn work_utilization(m: u64, n: u64, k: u64, tile: (u32, u32, u32)) -> f64 {
+    let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
+    let launched = (m.div_ceil(bm) * bm) as f64 * (n.div_ceil(bn) * bn) as f64 * (k.div_ceil(bk) * bk) as f64;
+    m as f64 * n as f64 * k as f64 / launched
+}
+
+/// DRAM bandwidth fraction min(1, coeff x active SMs).
+pub fn dram_bw_fraction(coeff: f64, active_sms: u64) -> f64 {
+    (coeff * active_sms as f64).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+    use crate::model::family::mma_sync_atom;
+
+    #[test]
+    fn seed_appendix_a_worked_example() {
+        let doc = preset("rtx4090").unwrap();
+        let k = ModelConstants::default();
+        let hw = ModelInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &k,
+            variant: Variant::Seed,
+        };
+        let p = Problem::new(2048, 2048, 2048, Dtype::Fp16).unwrap();
+        let b = predict(&p, (128, 256, 64), default_group_m(128), mma_sync_atom(Dtype::Fp16), &hw);
+        assert_eq!(default_group_m(128), 12);
+        assert_eq!(b.n_mma, 1024);
+        assert_eq!(b.l_compute, 8448.0);
+        assert_eq!((b.grid_m, b.grid_n, b.total_tiles, b.active_sms, b.num_waves), (16, 8, 128, 128, 1));
+        assert!((b.l2.hit - 0.917).abs() < 5e-4, "{}", b.l2.hit);
+        assert_eq!(b.load_a_bytes, 16_384.0);
+        assert_eq!(b.load_b_bytes, 32_768.0);
+        assert_eq!(b.total_load_bytes, 6_291_456.0);
+        assert_eq!(b.l_l2.round(), 3318.0);
+        assert!((b.load_dram_bytes - 524_288.0).abs() < 1.0);
+        assert_eq!(b.l_dram.round(), 2152.0);
+        assert_eq!(b.l_mem.round(), 3318.0);
+        assert_eq!(b.l_prologue.round(), 4729.0);
+        assert_eq!(b.output_bytes, 8_388_608.0);
+        assert_eq!(b.l_epilogue.round(), 31_266.0);
+        assert_eq!(b.num_iter, 31);
+        assert_eq!(b.l_steady, 8448.0);
+        assert!((b.l_tile - 344_650.0).abs() <= 1.0, "{}", b.l_tile);
+        assert_eq!(b.l_total, b.l_tile);
+    }
+
+    #[test]
+    fn origami_reference_work_utilization() {
+        let t = (256, 256, 64);
+        // 0.998 to 3 places.
+        assert_eq!((work_utilization(4351, 3839, 959, t) * 1e3).round(), 998.0);
+        // 3000 / 4194304 = 7.1526e-4: the reference prints 7.152e-4 (4 digits, truncated).
+        let u = work_utilization(10, 20, 15, t);
+        assert_eq!((u * 1e7).floor(), 7152.0, "{u}");
+        assert_eq!(work_utilization(128, 81920, 1024, t), 0.5);
+    }
+
+    #[test]
+    fn bandwidth_fraction_clamps_at_one() {
+        assert_eq!(dram_bw_fraction(0.0222, 128), 1.0);
+        assert!((dram_bw_fraction(0.0222, 10) - 0.222).abs() < 1e-12);
+        assert_eq!(dram_bw_fraction(1.0, 1_000_000), 1.0);
+    }
+}

@@ -1,0 +1,182 @@
+//! A GEMM problem C[M,N] = A[M,K] x B[K,N] and a tile configuration, with the validation
+//! every front end shares (sizes from 1 to 2^31).
+
+use std::fmt;
+
+use crate::dtype::Dtype;
+
+/// Largest accepted M, N or K.
+pub const MAX_DIM: u64 = 1 << 31;
+
+/// A GEMM problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Problem {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub dtype: Dtype,
+}
+
+/// A bad problem size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: {msg}")]
+pub struct DimError {
+    pub name: String,
+    pub msg: String,
+}
+
+/// Parse one size argument ("M", "N", "K") from text: a whole number in 1..=2^31.
+pub fn parse_dim(name: &str, text: &str) -> Result<u64, DimError> {
+    let t = text.trim();
+    let err = |msg: String| DimError {
+        name: name.to_string(),
+        msg,
+    };
+    if t.starts_with('-') {
+        return Err(err(format!("'{t}' is negative; sizes must be at least 1")));
+    }
+    let v: u64 = t
+        .parse()
+        .map_err(|_| err(format!("'{t}' is not a whole number")))?;
+    check_dim(name, v)
+}
+
+/// Check a size: 1..=2^31.
+pub fn check_dim(name: &str, v: u64) -> Result<u64, DimError> {
+    if v == 0 {
+        return Err(DimError {
+            name: name.into(),
+            msg: "must be at least 1 (got 0)".into(),
+        });
+    }
+    if v > MAX_DIM {
+        return Err(DimError {
+            name: name.into(),
+            msg: format!("{v} is above the limit 2^31 = {MAX_DIM}"),
+        });
+    }
+    Ok(v)
+}
+
+impl Problem {
+    /// A validated problem.
+    pub fn new(m: u64, n: u64, k: u64, dtype: Dtype) -> Result<Problem, DimError> {
+        Ok(Problem {
+            m: check_dim("M", m)?,
+            n: check_dim("N", n)?,
+            k: check_dim("K", k)?,
+            dtype,
+        })
+    }
+
+    /// Floating-point operations: 2 M N K.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}
+
+/// A kernel configuration: the tile (BLOCK_M/N/K), launch order and pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Config {
+    pub block_m: u32,
+    pub block_n: u32,
+    pub block_k: u32,
+    pub group_m: u32,
+    pub num_warps: u32,
+    pub num_stages: u32,
+}
+
+impl Config {
+    /// Tile arithmetic intensity 2 BM BN BK / (BM BK + BN BK + BM BN) (element units, as
+    /// the Origami ranking uses it).
+    pub fn tile_intensity(&self) -> f64 {
+        let (m, n, k) = (
+            f64::from(self.block_m),
+            f64::from(self.block_n),
+            f64::from(self.block_k),
+        );
+        2.0 * m * n * k / (m * k + n * k + m * n)
+    }
+
+    /// Same tile (BLOCK_M/N/K)?
+    pub fn same_tile(&self, o: &Config) -> bool {
+        (self.block_m, self.block_n, self.block_k) == (o.block_m, o.block_n, o.block_k)
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}x{}x{},g{},w{},s{}",
+            self.block_m, self.block_n, self.block_k, self.group_m, self.num_warps, self.num_stages
+        )
+    }
+}
+
+/// Parse `BMxBNxBK,gG,wW,sS` (the `g`, `w`, `s` parts optional, defaults g1 w4 s3).
+pub fn parse_config(text: &str) -> Result<Config, String> {
+    let mut parts = text.trim().split(',');
+    let tile = parts.next().unwrap_or_default();
+    let dims: Vec<&str> = tile.split(['x', 'X']).collect();
+    if dims.len() != 3 {
+        return Err(format!("config '{text}': expected BMxBNxBK[,gG][,wW][,sS]"));
+    }
+    let num = |s: &str, what: &str| -> Result<u32, String> {
+        s.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v > 0)
+            .ok_or_else(|| format!("config '{text}': {what} '{s}' is not a positive whole number"))
+    };
+    let mut c = Config {
+        block_m: num(dims[0], "BLOCK_M")?,
+        block_n: num(dims[1], "BLOCK_N")?,
+        block_k: num(dims[2], "BLOCK_K")?,
+        group_m: 1,
+        num_warps: 4,
+        num_stages: 3,
+    };
+    for p in parts {
+        let p = p.trim();
+        let (key, val) = p.split_at(p.len().min(1));
+        match key {
+            "g" => c.group_m = num(val, "GROUP_SIZE_M")?,
+            "w" => c.num_warps = num(val, "num_warps")?,
+            "s" => c.num_stages = num(val, "num_stages")?,
+            _ => return Err(format!("config '{text}': unknown part '{p}' (use gG, wW, sS)")),
+        }
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_validated() {
+        assert_eq!(parse_dim("M", "4096").unwrap(), 4096);
+        assert!(parse_dim("M", "0").unwrap_err().to_string().contains("M: must be at least 1"));
+        assert!(parse_dim("N", "-5").unwrap_err().to_string().contains("negative"));
+        assert!(parse_dim("K", "abc").unwrap_err().to_string().contains("not a whole number"));
+        assert!(parse_dim("K", "2147483649").unwrap_err().to_string().contains("2^31"));
+        assert_eq!(parse_dim("K", "2147483648").unwrap(), 1 << 31);
+    }
+
+    #[test]
+    fn tile_intensity_of_128_256_64() {
+        let c = parse_config("128x256x64").unwrap();
+        let want = 2.0 * 128.0 * 256.0 * 64.0 / (128.0 * 64.0 + 256.0 * 64.0 + 128.0 * 256.0);
+        assert_eq!(c.tile_intensity(), want);
+    }
+
+    #[test]
+    fn config_round_trip() {
+        let c = parse_config("128x64x32,g8,w8,s4").unwrap();
+        assert_eq!(c.to_string(), "128x64x32,g8,w8,s4");
+        assert!(parse_config("128x64").is_err());
+        assert!(parse_config("128x64x0").is_err());
+        assert!(parse_config("128x64x32,q3").is_err());
+    }
+}

@@ -1,0 +1,314 @@
+//! Two-phase selection (seed 000 section 2.2): phase 1 scores every tile of a kernel family
+//! with the latency model at the default GROUP_SIZE_M and ranks them; phase 2 picks
+//! GROUP_SIZE_M for the winner. Ranking per variant:
+//! - `seed`: lowest latency; exact ties go to the higher tile arithmetic intensity.
+//! - `origami`: stable sort by latency; every tile within the tie band (1 %) of the best
+//!   is re-ranked by tile arithmetic intensity (descending), then M > N prefers larger
+//!   BLOCK_M and N > M larger BLOCK_N, then larger BM, BN, BK.
+//!
+//! A `Selector` holds the family's feasible configs for one GPU and dtype, so that a
+//! selection costs only the model arithmetic (microseconds), never a compile or a launch.
+
+use std::cmp::Ordering;
+
+use crate::dtype::Dtype;
+use crate::hw::{GpuDesc, ModelParams};
+
+use super::constants::ModelConstants;
+use super::family::{Candidate, KernelFamily, MmaAtom};
+use super::group::{choose_group, GroupCost};
+use super::latency::{default_group_m, predict, Breakdown, ModelInputs, Variant};
+use super::problem::{Config, Problem};
+
+/// One tile of the family with its configs.
+#[derive(Debug, Clone)]
+struct TileEntry {
+    tile: (u32, u32, u32),
+    /// Feasible configs of this tile, most preferred launch first.
+    feasible: Vec<Candidate>,
+    /// Rejected configs of this tile.
+    rejected: Vec<Candidate>,
+}
+
+/// Precomputed feasibility of a family on one GPU for one dtype.
+pub struct Selector<'a> {
+    pub family: &'a dyn KernelFamily,
+    pub gpu: GpuDesc,
+    pub params: ModelParams,
+    pub constants: ModelConstants,
+    pub variant: Variant,
+    pub dtype: Dtype,
+    atom: MmaAtom,
+    tiles: Vec<TileEntry>,
+}
+
+/// A ranked config with its prediction.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub config: Config,
+    pub latency_cycles: f64,
+    pub latency_us: f64,
+    pub smem_bytes: u64,
+    pub registers: Option<u32>,
+    /// Rejection reason (only in `all`).
+    pub rejected: Option<String>,
+}
+
+/// The result of one selection.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub problem: Problem,
+    pub phase1_group_m: u32,
+    /// Feasible configs, best first; the first is the pick (its GROUP_SIZE_M from phase 2).
+    pub ranked: Vec<Ranked>,
+    /// Rejected configs with their predicted latency and reason (filled when asked).
+    pub rejected: Vec<Ranked>,
+    /// Phase-2 table for the picked tile.
+    pub phase2: Vec<GroupCost>,
+    /// Breakdown of the pick at the phase-1 group size.
+    pub pick_breakdown: Breakdown,
+}
+
+/// Nothing in the family fits this GPU.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no feasible config of family '{family}' for {dtype} on {gpu}")]
+pub struct NoFeasibleConfig {
+    pub family: String,
+    pub dtype: String,
+    pub gpu: String,
+}
+
+impl<'a> Selector<'a> {
+    /// Enumerate and classify the family's configs once.
+    pub fn new(
+        family: &'a dyn KernelFamily,
+        gpu: &GpuDesc,
+        params: &ModelParams,
+        constants: &ModelConstants,
+        variant: Variant,
+        dtype: Dtype,
+    ) -> Result<Selector<'a>, NoFeasibleConfig> {
+        let mut tiles: Vec<TileEntry> = Vec::new();
+        for c in family.candidates(dtype, gpu) {
+            let t = (c.config.block_m, c.config.block_n, c.config.block_k);
+            let idx = match tiles.iter().position(|e| e.tile == t) {
+                Some(i) => i,
+                None => {
+                    tiles.push(TileEntry {
+                        tile: t,
+                        feasible: Vec::new(),
+                        rejected: Vec::new(),
+                    });
+                    tiles.len() - 1
+                }
+            };
+            if c.feasible() {
+                tiles[idx].feasible.push(c);
+            } else {
+                tiles[idx].rejected.push(c);
+            }
+        }
+        for e in &mut tiles {
+            e.feasible
+                .sort_by_key(|c| (family.launch_preference(&c.config), c.config));
+        }
+        if tiles.iter().all(|e| e.feasible.is_empty()) {
+            return Err(NoFeasibleConfig {
+                family: family.name().into(),
+                dtype: dtype.name().into(),
+                gpu: gpu.name.clone(),
+            });
+        }
+        Ok(Selector {
+            family,
+            gpu: gpu.clone(),
+            params: *params,
+            constants: *constants,
+            variant,
+            dtype,
+            atom: family.mma_atom(dtype),
+            tiles,
+        })
+    }
+
+    fn inputs(&self) -> ModelInputs<'_> {
+        ModelInputs {
+            gpu: &self.gpu,
+            params: &self.params,
+            constants: &self.constants,
+            variant: self.variant,
+        }
+    }
+
+    /// Number of feasible configs.
+    pub fn feasible_count(&self) -> usize {
+        self.tiles.iter().map(|e| e.feasible.len()).sum()
+    }
+
+    /// Predicted latency of a tile at a group size (cycles), with its breakdown.
+    pub fn predict_tile(&self, p: &Problem, tile: (u32, u32, u32), group_m: u32) -> Breakdown {
+        predict(p, tile, group_m, self.atom, &self.inputs())
+    }
+
+    /// Cycles to microseconds at the description's SM clock.
+    pub fn cycles_to_us(&self, cycles: f64) -> f64 {
+        cycles / self.gpu.sm_clock_mhz
+    }
+
+    /// Run both phases. `with_rejected` also predicts the rejected configs (for `--all`).
+    pub fn select(&self, p: &Problem, with_rejected: bool) -> Selection {
+        assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
+        let g1 = default_group_m(self.gpu.sm_count);
+        let hw = self.inputs();
+        // Phase 1: score every tile with a feasible config.
+        let mut scored: Vec<(usize, f64)> = self
+            .tiles
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.feasible.is_empty())
+            .map(|(i, e)| (i, predict(p, e.tile, g1, self.atom, &hw).l_total))
+            .collect();
+        self.rank(p, &mut scored);
+
+        let mut ranked = Vec::with_capacity(self.feasible_count());
+        for &(i, lat) in &scored {
+            for c in &self.tiles[i].feasible {
+                ranked.push(self.ranked(c, lat));
+            }
+        }
+        // Phase 2 for the winning tile.
+        let best = self.tiles[scored[0].0].tile;
+        let pick_breakdown = predict(p, best, g1, self.atom, &hw);
+        let (g, phase2) = choose_group(
+            pick_breakdown.grid_m,
+            pick_breakdown.grid_n,
+            pick_breakdown.active_sms,
+            best.0,
+            best.1,
+        );
+        for r in ranked.iter_mut().filter(|r| {
+            (r.config.block_m, r.config.block_n, r.config.block_k) == best
+        }) {
+            r.config.group_m = g;
+        }
+        let rejected = if with_rejected {
+            let mut v: Vec<Ranked> = self
+                .tiles
+                .iter()
+                .flat_map(|e| {
+                    let lat = if e.rejected.is_empty() {
+                        0.0
+                    } else {
+                        predict(p, e.tile, g1, self.atom, &hw).l_total
+                    };
+                    e.rejected.iter().map(move |c| (c, lat))
+                })
+                .map(|(c, lat)| self.ranked(c, lat))
+                .collect();
+            v.sort_by(|a, b| a.latency_cycles.total_cmp(&b.latency_cycles).then(a.config.cmp(&b.config)));
+            v
+        } else {
+            Vec::new()
+        };
+        Selection {
+            problem: *p,
+            phase1_group_m: g1,
+            ranked,
+            rejected,
+            phase2,
+            pick_breakdown,
+        }
+    }
+
+    fn ranked(&self, c: &Candidate, lat: f64) -> Ranked {
+        Ranked {
+            config: c.config,
+            latency_cycles: lat,
+            latency_us: self.cycles_to_us(lat),
+            smem_bytes: c.smem_bytes,
+            registers: c.registers,
+            rejected: c.rejected.clone(),
+        }
+    }
+
+    /// Order scored tiles (index, latency) best first, per the variant's rule.
+    fn rank(&self, p: &Problem, scored: &mut [(usize, f64)]) {
+        let tile = |i: usize| self.tiles[i].tile;
+        let ai = |i: usize| {
+            let (m, n, k) = tile(i);
+            let (m, n, k) = (f64::from(m), f64::from(n), f64::from(k));
+            2.0 * m * n * k / (m * k + n * k + m * n)
+        };
+        match self.variant {
+            Variant::Seed => scored.sort_by(|a, b| {
+                a.1.total_cmp(&b.1)
+                    .then_with(|| ai(b.0).total_cmp(&ai(a.0)))
+                    .then_with(|| tile(a.0).cmp(&tile(b.0)))
+            }),
+            Variant::Origami => {
+                scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+                let best = scored[0].1;
+                let limit = best * (1.0 + self.constants.tie_band);
+                let band = scored.iter().take_while(|s| s.1 <= limit).count();
+                let orient = |i: usize| -> u32 {
+                    let (m, n, _) = tile(i);
+                    match p.m.cmp(&p.n) {
+                        Ordering::Greater => m,
+                        Ordering::Less => n,
+                        Ordering::Equal => 0,
+                    }
+                };
+                scored[..band].sort_by(|a, b| {
+                    let (ta, tb) = (tile(a.0), tile(b.0));
+                    ai(b.0)
+                        .total_cmp(&ai(a.0))
+                        .then_with(|| orient(b.0).cmp(&orient(a.0)))
+                        .then_with(|| tb.0.cmp(&ta.0))
+                        .then_with(|| tb.1.cmp(&ta.1))
+                        .then_with(|| tb.2.cmp(&ta.2))
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+    use crate::model::family::{SeedFamily, TritonFamily};
+
+    fn pick(variant: Variant, gpu: &str, fam: &dyn KernelFamily, m: u64, n: u64, k: u64) -> Config {
+        let doc = preset(gpu).unwrap();
+        let s = Selector::new(fam, &doc.gpu, &doc.params, &ModelConstants::default(), variant, Dtype::Fp16).unwrap();
+        s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false).ranked[0].config
+    }
+
+    fn tile_g(c: Config) -> (u32, u32, u32, u32) {
+        (c.block_m, c.block_n, c.block_k, c.group_m)
+    }
+
+    #[test]
+    fn seed_golden_picks_rtx4090() {
+        let cases = [
+            (64, (16, 16, 32, 1)),
+            (512, (32, 64, 128, 1)),
+            (1024, (64, 128, 64, 1)),
+            (2048, (128, 256, 64, 1)),
+            (4096, (256, 256, 64, 1)),
+            (8192, (256, 256, 64, 8)),
+        ];
+        for (s, want) in cases {
+            let got = tile_g(pick(Variant::Seed, "rtx4090", &SeedFamily, s, s, s));
+            assert_eq!(got, want, "{s}^3");
+        }
+    }
+
+    #[test]
+    fn triton_family_never_picks_a_spilling_tile() {
+        for s in [2048u64, 4096, 8192] {
+            let c = pick(Variant::Origami, "h100-sxm", &TritonFamily, s, s, s);
+            assert!(c.block_m * c.block_n < 256 * 256, "{c}");
+        }
+    }
+}
