@@ -1,1 +1,54 @@
-//! (module under construction)
+//! Performance models that need no GPU: speed of light (SOL), the warp-specialized
+//! persistent GEMM model with an L2 reuse model, and the roofline trace.
+//!
+//! Sources: seed 001 (SOL and WSPersistentGEMM models, s-curve plots) and seed 002
+//! (first-principles roofline tracing, B200 constants, NVFP4 grouped GEMM). Per-GPU
+//! constants live in `calibrations/perf/*.json`, embedded at build time.
+
+pub mod gpu;
+pub mod l2;
+pub mod plot;
+pub mod problem;
+pub mod roofline;
+pub mod sol;
+pub mod table;
+pub mod ws;
+
+pub use gpu::{GpuPerf, HardwarePerf, WsConfig, KNOWN_GPUS};
+pub use problem::{GemmBytes, OutDtype, Pair, Problem};
+pub use roofline::{roofline, Roofline, RooflineOptions};
+
+pub use sol::{sol, Sol};
+pub use ws::{ws_predict, L2Mode, WsBreakdown, WsOptions};
+
+/// Errors of the perf models; every one is a bad input (exit code 2 in the binary)
+/// except `Io`.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    #[error("unknown gpu '{0}' (known: {known})", known = KNOWN_GPUS.join(", "))]
+    UnknownGpu(String),
+    #[error("gpu '{gpu}' has no {what} for dtype '{key}' (it has: {have})")]
+    NoRate {
+        gpu: String,
+        what: &'static str,
+        key: String,
+        have: String,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {msg}")]
+    Input { path: String, msg: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl PerfError {
+    /// True for errors caused by the user's input (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, PerfError::Io { .. })
+    }
+}
