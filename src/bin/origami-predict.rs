@@ -222,8 +222,18 @@ fn main() -> ExitCode {
                 eprint!("{e}");
                 return ExitCode::from(2);
             }
+            // One line: clap's first line, plus its list of possible values if any.
             let text = e.to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: bad usage"));
+            let mut line = text
+                .lines()
+                .next()
+                .unwrap_or("error: bad usage")
+                .to_string();
+            if let Some(pv) = text.lines().find(|l| l.contains("[possible values:")) {
+                line.push(' ');
+                line.push_str(pv.trim());
+            }
+            eprintln!("{line}");
             return ExitCode::from(2);
         }
     };
