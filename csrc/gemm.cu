@@ -1,0 +1,403 @@
+// origami GEMM kernel family: C[M,N] = A[M,K] * B[N,K]^T
+//
+// fp16 or bf16 inputs, fp32 accumulation, output in the input dtype.
+// A is row-major M x K, B is stored N x K (row-major, i.e. both operands are
+// K-contiguous: the "TN" layout of the seeds). C is row-major M x N.
+//
+// One source, compiled once per configuration (by NVRTC at run time, by nvcc
+// for the register table). The configuration arrives as preprocessor defines:
+//
+//   -DBLOCK_M=128 -DBLOCK_N=128 -DBLOCK_K=32 -DNUM_WARPS=8 -DNUM_STAGES=3
+//   -DDTYPE_BF16            (omit for fp16)
+//
+// so that the kernel symbol is fixed:
+//
+//   extern "C" __global__ void origami_gemm(const T* A, const T* B, T* C,
+//                                          int M, int N, int K, int group_size_m)
+//
+// T is a 16-bit storage type (fp16 or bf16 bit patterns; declared here as
+// unsigned short so that no header is needed under NVRTC).
+//
+// Launch: grid = (ceil(M/BLOCK_M) * ceil(N/BLOCK_N), 1, 1), block = (NUM_WARPS*32, 1, 1),
+// dynamic shared memory = ORIGAMI_GEMM_SMEM_BYTES (raise the function's
+// MAX_DYNAMIC_SHARED_SIZE_BYTES attribute first when it is above 48 KiB). The
+// module also exports the value as `extern "C" __device__ const int
+// origami_gemm_smem_bytes` (and `origami_gemm_threads`), so a host can read it
+// with cuModuleGetGlobal and compare it with its own mirror of the formula:
+//
+//   SMEM_BYTES = max( NUM_STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2,     // cp.async ring
+//                     BLOCK_M * (BLOCK_N + 8) * 2 )                        // epilogue C tile
+//
+// Validity rule (the Rust model mirrors it; docs/gemm-kernel.md):
+//   BLOCK_M, BLOCK_N in {32, 64, 128, 256}; BLOCK_K in {16, 32, 64, 128};
+//   NUM_WARPS in {4, 8}; NUM_STAGES in {2, 3, 4};
+//   WARPS_M = 2 if NUM_WARPS == 4, else (4 if BLOCK_M >= BLOCK_N else 2);
+//   WARPS_N = NUM_WARPS / WARPS_M;
+//   warp tile WM = BLOCK_M / WARPS_M and WN = BLOCK_N / WARPS_N must both be
+//   multiples of 16 (so 8 warps with BLOCK_M = BLOCK_N = 32 is invalid);
+//   SMEM_BYTES <= the architecture's opt-in shared memory per block
+//   (sm_80 166912, sm_86 101376, sm_89 101376, sm_90 232448).
+//   Invalid tilings fail to compile (static_assert); the shared-memory limit is
+//   the host's check (the kernel itself compiles for any size).
+//
+// Alignment rule: K % 8 == 0 and A, B 16-byte aligned (every 16-byte cp.async
+// chunk of a row is either fully inside or fully outside the matrix). M and N
+// are arbitrary: out-of-range rows are zero-filled on load and not stored;
+// C stores are 16 bytes wide when N % 8 == 0 (and C 16-byte aligned), element
+// by element otherwise.
+//
+// Launch order: Triton's grouped order with run-time GROUP_SIZE_M
+//   group_id = pid / (G*grid_n); first_m = group_id*G;
+//   gsz = min(grid_m - first_m, G); pid_m = first_m + (pid % (G*grid_n)) % gsz;
+//   pid_n = (pid % (G*grid_n)) / gsz        (G < 1 is treated as 1)
+//
+// Design: NUM_STAGES-deep cp.async.cg (16-byte) ring in shared memory with an
+// XOR swizzle of 16-byte chunks so that both the cp.async stores and the
+// ldmatrix.x4 reads are bank-conflict free; mma.sync.m16n8k16 with fp32
+// accumulators held in registers (WM x WN warp tile); fragments double-buffered
+// in registers across k-steps (the next k-step's ldmatrix is issued before the
+// current k-step's MMAs, across the tile boundary too); one __syncthreads per
+// K tile; epilogue staged through shared memory for 16-byte coalesced stores.
+
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 32
+#endif
+#ifndef NUM_WARPS
+#define NUM_WARPS 8
+#endif
+#ifndef NUM_STAGES
+#define NUM_STAGES 3
+#endif
+#ifdef DTYPE_BF16
+#define ORIGAMI_GEMM_BF16 true
+#else
+#define ORIGAMI_GEMM_BF16 false
+#endif
+
+namespace origami_gemm_detail {
+
+typedef unsigned short elem_t;   // fp16 / bf16 bit pattern
+typedef unsigned int u32;
+
+template <int BM, int BN, int BK, int NW, int NS>
+struct Cfg {
+  static constexpr int THREADS = NW * 32;
+  static constexpr int WARPS_M = (NW == 4) ? 2 : (BM >= BN ? 4 : 2);
+  static constexpr int WARPS_N = NW / WARPS_M;
+  static constexpr int WM = BM / WARPS_M;
+  static constexpr int WN = BN / WARPS_N;
+  static constexpr int MI = WM / 16;      // m16 tiles per warp
+  static constexpr int NJ = WN / 16;      // n16 ldmatrix groups per warp
+  static constexpr int NI = WN / 8;       // n8 MMA tiles per warp
+  static constexpr int KSTEPS = BK / 16;  // k16 steps per K tile
+  static constexpr int CH = BK / 8;       // 16-byte chunks per shared-memory row
+  static constexpr int A_STAGE_BYTES = BM * BK * 2;
+  static constexpr int B_STAGE_BYTES = BN * BK * 2;
+  static constexpr int PIPE_BYTES = NS * (A_STAGE_BYTES + B_STAGE_BYTES);
+  static constexpr int C_LD = BN + 8;     // epilogue row pitch in elements
+  static constexpr int EPI_BYTES = BM * C_LD * 2;
+  static constexpr int SMEM_BYTES = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
+  static constexpr int A_CHUNKS = BM * CH;
+  static constexpr int B_CHUNKS = BN * CH;
+  static constexpr int A_ITERS = (A_CHUNKS + THREADS - 1) / THREADS;
+  static constexpr int B_ITERS = (B_CHUNKS + THREADS - 1) / THREADS;
+  static constexpr int ROWS_PER_ITER = THREADS / CH;
+
+  static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "BLOCK_M must be 32, 64, 128 or 256");
+  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BLOCK_N must be 32, 64, 128 or 256");
+  static_assert(BK == 16 || BK == 32 || BK == 64 || BK == 128, "BLOCK_K must be 16, 32, 64 or 128");
+  static_assert(NW == 4 || NW == 8, "NUM_WARPS must be 4 or 8");
+  static_assert(NS >= 2 && NS <= 4, "NUM_STAGES must be 2, 3 or 4");
+  static_assert(WM % 16 == 0 && WM >= 16, "warp tile M (BLOCK_M / WARPS_M) must be a multiple of 16");
+  static_assert(WN % 16 == 0 && WN >= 16, "warp tile N (BLOCK_N / WARPS_N) must be a multiple of 16");
+};
+
+// Position (in 16-byte chunks) of chunk `c` of row `row` inside one stage's
+// tile of rows of CH chunks. A bijection on each 128-byte line; for every set
+// of 8 consecutive rows read at the same logical chunk (one ldmatrix phase)
+// and for every 8 consecutive chunks written (one cp.async phase) the 8
+// physical 16-byte slots lie in 8 different bank groups. It is periodic in the
+// row with a period dividing 16, so swz(r + 16j, c) == 16j*CH + swz(r, c).
+template <int CH>
+__device__ __forceinline__ int swz(int row, int c) {
+  if (CH >= 8) {
+    return row * CH + (c ^ (row & 7));
+  } else if (CH == 4) {
+    return (row * 4 + c) ^ ((row >> 1) & 7);
+  } else {  // CH == 2
+    return (row * 2 + c) ^ ((row >> 2) & 1);
+  }
+}
+
+__device__ __forceinline__ u32 smem_u32(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async_16(u32 dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <bool BF16>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  if (BF16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Pack two floats into two 16-bit values (lo in the low half), round to nearest even.
+template <bool BF16>
+__device__ __forceinline__ u32 pack2(float lo, float hi) {
+  u32 r;
+  if (BF16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+template <int BM, int BN, int BK, int NW, int NS, bool BF16>
+__device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+                                          elem_t* __restrict__ C, int M, int N, int K, int group_size_m,
+                                          unsigned char* smem) {
+  typedef Cfg<BM, BN, BK, NW, NS> G;
+  constexpr int THREADS = G::THREADS;
+  constexpr int CH = G::CH;
+  constexpr int MI = G::MI, NJ = G::NJ, NI = G::NI, KSTEPS = G::KSTEPS;
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+
+  // ---- Triton grouped launch order -------------------------------------------------
+  const int grid_m = (M + BM - 1) / BM;
+  const int grid_n = (N + BN - 1) / BN;
+  const int gsm = group_size_m < 1 ? 1 : group_size_m;
+  const int pid = blockIdx.x;
+  const int width = gsm * grid_n;
+  const int group_id = pid / width;
+  const int first_m = group_id * gsm;
+  const int gsz = min(grid_m - first_m, gsm);
+  const int pid_in = pid - group_id * width;
+  const int pid_m = first_m + pid_in % gsz;
+  const int pid_n = pid_in / gsz;
+  if (pid_m >= grid_m || pid_n >= grid_n) return;
+  const int m0 = pid_m * BM;
+  const int n0 = pid_n * BN;
+
+  const u32 smem_base = smem_u32(smem);
+  const u32 sA0 = smem_base;
+  const u32 sB0 = smem_base + NS * G::A_STAGE_BYTES;
+
+  // ---- global -> shared copy setup ---------------------------------------------------
+  // Thread tid copies chunk (tid % CH) of rows tid/CH + it*ROWS_PER_ITER.
+  const int ld_c = tid % CH;
+  const int ld_r = tid / CH;
+  const int m_rem = M - m0;
+  const int n_rem = N - n0;
+  const elem_t* a_src = A + (long long)(m0 + ld_r) * K + ld_c * 8;
+  const elem_t* b_src = B + (long long)(n0 + ld_r) * K + ld_c * 8;
+  const long long a_it_stride = (long long)G::ROWS_PER_ITER * K;
+  const u32 ld_soff = (u32)swz<CH>(ld_r, ld_c) * 16u;  // + it*THREADS*16 (period argument above)
+
+  auto load_tile = [&](int stage, int kt) {
+    const int kofs = kt * BK;
+    const bool k_ok = kofs + ld_c * 8 < K;
+    const u32 sa = sA0 + stage * G::A_STAGE_BYTES + ld_soff;
+#pragma unroll
+    for (int it = 0; it < G::A_ITERS; ++it) {
+      if (G::A_CHUNKS % THREADS == 0 || tid + it * THREADS < G::A_CHUNKS) {
+        const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < m_rem);
+        const elem_t* src = ok ? a_src + it * a_it_stride + kofs : A;
+        cp_async_16(sa + it * THREADS * 16, src, ok ? 16 : 0);
+      }
+    }
+    const u32 sb = sB0 + stage * G::B_STAGE_BYTES + ld_soff;
+#pragma unroll
+    for (int it = 0; it < G::B_ITERS; ++it) {
+      if (G::B_CHUNKS % THREADS == 0 || tid + it * THREADS < G::B_CHUNKS) {
+        const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < n_rem);
+        const elem_t* src = ok ? b_src + it * a_it_stride + kofs : B;
+        cp_async_16(sb + it * THREADS * 16, src, ok ? 16 : 0);
+      }
+    }
+  };
+
+  // ---- shared -> register (ldmatrix) setup -------------------------------------------
+  const int warp_m = warp / G::WARPS_N;
+  const int warp_n = warp % G::WARPS_N;
+  // A: matrices (rows 0-7,k0-7) (rows 8-15,k0-7) (rows 0-7,k8-15) (rows 8-15,k8-15)
+  const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int a_half = lane >> 4;
+  // B (N x K): matrices (n 0-7,k0-7) (n 0-7,k8-15) (n 8-15,k0-7) (n 8-15,k8-15)
+  const int b_row = (lane & 7) + (lane >> 4) * 8;
+  const int b_half = (lane >> 3) & 1;
+  u32 a_off[KSTEPS], b_off[KSTEPS];
+#pragma unroll
+  for (int kk = 0; kk < KSTEPS; ++kk) {
+    a_off[kk] = (u32)(warp_m * G::WM * BK * 2) + (u32)swz<CH>(a_row, kk * 2 + a_half) * 16u;
+    b_off[kk] = (u32)(warp_n * G::WN * BK * 2) + (u32)swz<CH>(b_row, kk * 2 + b_half) * 16u;
+  }
+
+  float acc[MI][NI][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+  u32 af[2][MI][4];
+  u32 bfr[2][NJ][4];
+
+  auto load_frags = [&](int buf, int stage, int kk) {
+    const u32 sa = sA0 + stage * G::A_STAGE_BYTES + a_off[kk];
+    const u32 sb = sB0 + stage * G::B_STAGE_BYTES + b_off[kk];
+#pragma unroll
+    for (int i = 0; i < MI; ++i) ldmatrix_x4(af[buf][i], sa + i * 16 * BK * 2);
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) ldmatrix_x4(bfr[buf][j], sb + j * 16 * BK * 2);
+  };
+
+  auto mma_all = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int jj = 0; jj < NI; ++jj) {
+        const int j = (i & 1) ? (NI - 1 - jj) : jj;  // serpentine: reuse B fragments
+        mma_16816<BF16>(acc[i][j], af[buf][i], bfr[buf][j >> 1][(j & 1) * 2], bfr[buf][j >> 1][(j & 1) * 2 + 1]);
+      }
+    }
+  };
+
+  // ---- main loop -----------------------------------------------------------------
+  const int KT = (K + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < NS - 1; ++s) {
+    if (s < KT) load_tile(s, s);
+    cp_async_commit();
+  }
+  int rd = 0;
+  int wr = NS - 1;
+  cp_async_wait<NS - 2>();
+  __syncthreads();
+  load_frags(0, rd, 0);
+
+  for (int kt = 0; kt < KT; ++kt) {
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      if (kk == 0) {
+        // Slot `wr` was last read during tile kt-1, finished before the barrier
+        // that ended tile kt-1.
+        const int nt = kt + NS - 1;
+        if (nt < KT) load_tile(wr, nt);
+        cp_async_commit();
+        wr = (wr + 1 == NS) ? 0 : wr + 1;
+      }
+      if (kk == KSTEPS - 1) {
+        // Tile kt+1 must have landed (this thread's copies), then everyone's.
+        cp_async_wait<NS - 2>();
+        __syncthreads();
+        rd = (rd + 1 == NS) ? 0 : rd + 1;
+        if (KSTEPS == 1) {
+          mma_all(0);
+          load_frags(0, rd, 0);
+        } else {
+          load_frags((kk + 1) & 1, rd, 0);
+          mma_all(kk & 1);
+        }
+      } else {
+        load_frags((kk + 1) & 1, rd, kk + 1);
+        mma_all(kk & 1);
+      }
+    }
+  }
+
+  // ---- epilogue: registers -> shared (as T) -> 16-byte coalesced stores ------------
+  cp_async_wait<0>();
+  __syncthreads();
+  elem_t* sC = reinterpret_cast<elem_t*>(smem);
+  {
+    const int r0 = warp_m * G::WM + (lane >> 2);
+    const int c0 = warp_n * G::WN + (lane & 3) * 2;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const int r = r0 + i * 16;
+        const int c = c0 + j * 8;
+        *reinterpret_cast<u32*>(sC + r * G::C_LD + c) = pack2<BF16>(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<u32*>(sC + (r + 8) * G::C_LD + c) = pack2<BF16>(acc[i][j][2], acc[i][j][3]);
+      }
+    }
+  }
+  __syncthreads();
+  constexpr int CCH = BN / 8;  // 16-byte chunks per C tile row
+  constexpr int C_CHUNKS = BM * CCH;
+  const bool vec = ((N & 7) == 0) && ((reinterpret_cast<unsigned long long>(C) & 15ull) == 0);
+#pragma unroll
+  for (int it = 0; it < (C_CHUNKS + THREADS - 1) / THREADS; ++it) {
+    const int id = it * THREADS + tid;
+    if (C_CHUNKS % THREADS == 0 || id < C_CHUNKS) {
+      const int r = id / CCH;
+      const int c = (id % CCH) * 8;
+      const int gm = m0 + r;
+      const int gn = n0 + c;
+      if (gm < M && gn < N) {
+        const elem_t* s = sC + r * G::C_LD + c;
+        elem_t* g = C + (long long)gm * N + gn;
+        if (vec) {
+          *reinterpret_cast<uint4*>(g) = *reinterpret_cast<const uint4*>(s);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (gn + e < N) g[e] = s[e];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace origami_gemm_detail
+
+#define ORIGAMI_GEMM_THREADS (NUM_WARPS * 32)
+#define ORIGAMI_GEMM_SMEM_BYTES \
+  (origami_gemm_detail::Cfg<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES>::SMEM_BYTES)
+
+#ifndef ORIGAMI_GEMM_NO_ENTRY
+extern "C" __device__ const int origami_gemm_smem_bytes = ORIGAMI_GEMM_SMEM_BYTES;
+extern "C" __device__ const int origami_gemm_threads = ORIGAMI_GEMM_THREADS;
+
+extern "C" __global__ void __launch_bounds__(ORIGAMI_GEMM_THREADS, 1)
+    origami_gemm(const unsigned short* A, const unsigned short* B, unsigned short* C, int M, int N, int K,
+                 int group_size_m) {
+  extern __shared__ __align__(128) unsigned char origami_gemm_smem[];
+  origami_gemm_detail::gemm_body<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, ORIGAMI_GEMM_BF16>(
+      A, B, C, M, N, K, group_size_m, origami_gemm_smem);
+}
+#endif
