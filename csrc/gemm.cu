@@ -140,7 +140,13 @@ __device__ __forceinline__ u32 smem_u32(const void* p) {
 }
 
 __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, int src_bytes) {
+#if defined(ORIGAMI_L2_256)
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+#elif defined(ORIGAMI_L2_128)
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+#else
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -225,12 +231,14 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   const long long a_it_stride = (long long)G::ROWS_PER_ITER * K;
   const u32 ld_soff = (u32)swz<CH>(ld_r, ld_c) * 16u;  // + it*THREADS*16 (period argument above)
 
-  auto load_tile = [&](int stage, int kt) {
+  // Copies with combined index i in [lo, hi): A copies are 0..A_ITERS-1, B copies follow.
+  auto load_tile_part = [&](int stage, int kt, int lo, int hi) {
     const int kofs = kt * BK;
     const bool k_ok = kofs + ld_c * 8 < K;
     const u32 sa = sA0 + stage * G::A_STAGE_BYTES + ld_soff;
 #pragma unroll
     for (int it = 0; it < G::A_ITERS; ++it) {
+      if (it < lo || it >= hi) continue;
       if (G::A_CHUNKS % THREADS == 0 || tid + it * THREADS < G::A_CHUNKS) {
         const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < m_rem);
         const elem_t* src = ok ? a_src + it * a_it_stride + kofs : A;
@@ -240,6 +248,7 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
     const u32 sb = sB0 + stage * G::B_STAGE_BYTES + ld_soff;
 #pragma unroll
     for (int it = 0; it < G::B_ITERS; ++it) {
+      if (G::A_ITERS + it < lo || G::A_ITERS + it >= hi) continue;
       if (G::B_CHUNKS % THREADS == 0 || tid + it * THREADS < G::B_CHUNKS) {
         const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < n_rem);
         const elem_t* src = ok ? b_src + it * a_it_stride + kofs : B;
@@ -247,6 +256,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
       }
     }
   };
+  constexpr int NCOPY = G::A_ITERS + G::B_ITERS;
+  auto load_tile = [&](int stage, int kt) { load_tile_part(stage, kt, 0, NCOPY); };
 
   // ---- shared -> register (ldmatrix) setup -------------------------------------------
   const int warp_m = warp / G::WARPS_N;
@@ -285,6 +296,18 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   };
 
   auto mma_all = [&](int buf) {
+#if defined(ORIGAMI_DIAG_NO_MMA)
+    // Diagnostic: consume the fragments without tensor-core work.
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][0][e] += __int_as_float(af[buf][i][e] & 1);
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[0][j * 2][e] += __int_as_float(bfr[buf][j][e] & 1);
+    return;
+#endif
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -308,14 +331,25 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   __syncthreads();
   load_frags(0, rd, 0);
 
+#if defined(ORIGAMI_SPREAD)
+  // The next tile's copies are spread over the k-steps of this tile.
+  constexpr bool SPREAD = (NS > 2) && (KSTEPS > 1);
+#else
+  constexpr bool SPREAD = false;
+#endif
+  constexpr int PER_STEP = SPREAD ? (NCOPY + KSTEPS - 1) / KSTEPS : NCOPY;
   for (int kt = 0; kt < KT; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
-      if (kk == 0) {
-        // Slot `wr` was last read during tile kt-1, finished before the barrier
-        // that ended tile kt-1.
+      // Slot `wr` was last read during tile kt-1, finished before the barrier
+      // that ended tile kt-1.
+#if !defined(ORIGAMI_DIAG_NO_GLOAD)
+      if (kk == 0 || SPREAD) {
         const int nt = kt + NS - 1;
-        if (nt < KT) load_tile(wr, nt);
+        if (nt < KT) load_tile_part(wr, nt, kk * PER_STEP, SPREAD ? (kk + 1) * PER_STEP : NCOPY);
+      }
+#endif
+      if (kk == (SPREAD ? KSTEPS - 1 : 0)) {
         cp_async_commit();
         wr = (wr + 1 == NS) ? 0 : wr + 1;
       }

@@ -63,6 +63,7 @@
 
 struct Config {
   int bm, bn, bk, nw, ns;
+  std::vector<std::string> flags;  // "+NAME" suffixes -> -DORIGAMI_NAME (development variants)
 };
 struct Shape {
   long long m, n, k;
@@ -154,12 +155,17 @@ static std::vector<std::string> split(const std::string& s, char d) {
   return out;
 }
 static bool parse_config(const std::string& s, Config& c) {
-  return sscanf(s.c_str(), "%dx%dx%d/w%d/s%d", &c.bm, &c.bn, &c.bk, &c.nw, &c.ns) == 5;
+  std::vector<std::string> parts = split(s, '+');
+  if (parts.empty()) return false;
+  for (size_t i = 1; i < parts.size(); ++i) c.flags.push_back(parts[i]);
+  return sscanf(parts[0].c_str(), "%dx%dx%d/w%d/s%d", &c.bm, &c.bn, &c.bk, &c.nw, &c.ns) == 5;
 }
 static std::string cfg_name(const Config& c) {
   char b[64];
   snprintf(b, sizeof b, "%dx%dx%d/w%d/s%d", c.bm, c.bn, c.bk, c.nw, c.ns);
-  return b;
+  std::string r = b;
+  for (auto& f : c.flags) r += "+" + f;
+  return r;
 }
 
 struct Stats {
@@ -208,7 +214,7 @@ int main(int argc, char** argv) {
   std::string src_path = "csrc/gemm.cu", arch = "sm_90", dtype = "fp16", cfgs_s, cfgs_file, shapes_s,
               csv_path, attrs_path;
   int group = 8, samples = 15;
-  bool do_time = true;
+  bool do_time = true, force_time = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto nx = [&]() -> std::string {
@@ -229,6 +235,7 @@ int main(int argc, char** argv) {
     else if (a == "--csv") csv_path = nx();
     else if (a == "--attrs") attrs_path = nx();
     else if (a == "--no-time") do_time = false;
+    else if (a == "--force-time") force_time = true;
     else {
       fprintf(stderr, "unknown arg %s\n", a.c_str());
       return 2;
@@ -293,11 +300,11 @@ int main(int argc, char** argv) {
   if (csv && ftell(csv) == 0)
     fprintf(csv,
             "dtype,block_m,block_n,block_k,num_warps,num_stages,group,M,N,K,rel_err,unwritten,pass,"
-            "ms,cov,samples,reps,tflops,cublas_ms,cublas_cov,cublas_tflops,ratio\n");
+            "ms,cov,samples,reps,tflops,cublas_ms,cublas_cov,cublas_tflops,ratio,variant,ref_norm\n");
   if (attrs && ftell(attrs) == 0)
     fprintf(attrs,
             "arch,dtype,block_m,block_n,block_k,num_warps,num_stages,num_regs,local_size_bytes,"
-            "smem_bytes,max_threads,compile_ms\n");
+            "smem_bytes,max_threads,compile_ms,variant\n");
 
   // Compile all configs first.
   struct Mod {
@@ -325,6 +332,7 @@ int main(int argc, char** argv) {
                                   "-DBLOCK_K=" + std::to_string(c.bk), "-DNUM_WARPS=" + std::to_string(c.nw),
                                   "-DNUM_STAGES=" + std::to_string(c.ns)};
     if (bf16) o.push_back("-DDTYPE_BF16");
+    for (auto& f : c.flags) o.push_back("-DORIGAMI_" + f);
     std::vector<const char*> op;
     for (auto& s : o) op.push_back(s.c_str());
     nvrtcResult r = nvrtcCompileProgram(prog, (int)op.size(), op.data());
@@ -362,8 +370,8 @@ int main(int argc, char** argv) {
     printf("ATTR %s %s regs=%d local=%d smem=%d maxthreads=%d compile=%.0fms\n", cfg_name(c).c_str(),
            dtype.c_str(), regs, local, m.smem, maxthr, cms);
     if (attrs)
-      fprintf(attrs, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f\n", arch.c_str(), dtype.c_str(), c.bm, c.bn, c.bk,
-              c.nw, c.ns, regs, local, m.smem, maxthr, cms);
+      fprintf(attrs, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.1f,%s\n", arch.c_str(), dtype.c_str(), c.bm, c.bn, c.bk,
+              c.nw, c.ns, regs, local, m.smem, maxthr, cms, cfg_name(c).c_str());
     m.ok = true;
     mods.push_back(m);
   }
@@ -432,16 +440,18 @@ int main(int argc, char** argv) {
       bool pass = unwritten == 0 && rel <= bound && std::isfinite(rel);
       if (!pass) ++n_fail;
       Stats st{0, 0, 0, 0};
-      if (do_time && pass) st = time_it(launch, samples);
-      double tf = do_time && pass ? flop / st.median_ms / 1e9 : 0;
+      const bool timed = do_time && (pass || force_time);
+      if (timed) st = time_it(launch, samples);
+      double tf = timed ? flop / st.median_ms / 1e9 : 0;
       double ctf = do_time ? flop / cb.median_ms / 1e9 : 0;
       printf("%-20s %-18s %10.3e %6lld %9.4f %6.3f %9.1f %9.1f %6.3f %7.3f %s\n", cfg_name(c).c_str(), shs, rel,
              unwritten, st.median_ms, st.cov, tf, ctf, cb.cov, ctf > 0 ? tf / ctf : 0.0, pass ? "" : "FAIL");
       fflush(stdout);
       if (csv) {
-        fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld,%.4e,%lld,%d,%.5f,%.4f,%d,%d,%.2f,%.5f,%.4f,%.2f,%.4f\n",
+        fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld,%.4e,%lld,%d,%.5f,%.4f,%d,%d,%.2f,%.5f,%.4f,%.2f,%.4f,%s,%.4e\n",
                 dtype.c_str(), c.bm, c.bn, c.bk, c.nw, c.ns, group, M, N, K, rel, unwritten, pass ? 1 : 0,
-                st.median_ms, st.cov, st.n, st.reps, tf, cb.median_ms, cb.cov, ctf, ctf > 0 ? tf / ctf : 0.0);
+                st.median_ms, st.cov, st.n, st.reps, tf, cb.median_ms, cb.cov, ctf, ctf > 0 ? tf / ctf : 0.0,
+                cfg_name(c).c_str(), std::sqrt(hacc[1]));
         fflush(csv);
       }
     }

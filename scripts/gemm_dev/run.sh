@@ -7,7 +7,7 @@
 #                                   # $JOBS harness processes in parallel (compiles dominate)
 #   scripts/gemm_dev/run.sh time    # $CONFIGS timed at $SHAPES (fp16 unless $DTYPES), serially
 #   scripts/gemm_dev/run.sh both
-# Env: OUT (default ./gemm-dev-out), CONFIGS ("BMxBNxBK/wW/sS;..."), SHAPES ("MxNxK;..."),
+# Env: OUT (default ./gemm-dev-out), HARNESS_ARGS (e.g. --force-time), CONFIGS ("BMxBNxBK/wW/sS;..."), SHAPES ("MxNxK;..."),
 #      DTYPES ("fp16 bf16"), SAMPLES (15), GROUP (8), JOBS (12), CHECK_SHAPES, NVCC
 # Outputs: gpu.txt (nvidia-smi before/after), build.log, check.log, attrs.csv, time.log, time.csv
 set -uo pipefail
@@ -52,7 +52,7 @@ fi
 if [ "$mode" = time ] || [ "$mode" = both ]; then
   for dt in $DTYPES; do
     timeout 550 $bin --dtype $dt --configs "$CONFIGS" --shapes "$SHAPES" --samples $SAMPLES --group $GROUP \
-      --csv "$OUT/time.csv" --attrs "$OUT/time_attrs.csv" 2>&1 | tee -a "$OUT/time.log" | grep -v '^ATTR' || rc=1
+      --csv "$OUT/time.csv" --attrs "$OUT/time_attrs.csv" ${HARNESS_ARGS:-} 2>&1 | tee -a "$OUT/time.log" | grep -v '^ATTR' || rc=1
   done
 fi
 smi
