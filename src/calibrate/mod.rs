@@ -1,1 +1,131 @@
-//! (module under construction)
+//! The calibration toolkit (issue 3; seed 000 section 4 and appendix C.1): microbenchmarks
+//! in `csrc/` driven from `bench`, each metric repeated by the `stability` loop until its
+//! CoV is at or below the threshold, reduced by `fit`, turned into the five Origami
+//! parameters and a hardware document by `assemble`, and validated by `check`.
+//!
+//! Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 bad input or usage, 3 unstable
+//! measurement, 4 no GPU / driver / NVRTC.
+
+pub mod assemble;
+pub mod bench;
+pub mod check;
+pub mod cli;
+pub mod fit;
+pub mod results;
+pub mod stability;
+pub mod text;
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::gpu::{Gpu, GpuError};
+use bench::{Bench, BenchConfig, Runner};
+use results::Results;
+use stability::NonFiniteSample;
+
+/// Errors of a calibration run.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("measurement failed: {0}")]
+    Measurement(String),
+    #[error("measurement returned a bad value: {0}")]
+    NonFinite(#[from] NonFiniteSample),
+    #[error("unstable measurements (CoV above {max_cov_pct}% after the allowed samples): {metrics}; rerun on an idle GPU, raise --max-samples, or pass --allow-unstable to write them anyway", metrics = .metrics.join(", "))]
+    Unstable {
+        max_cov_pct: f64,
+        metrics: Vec<String>,
+    },
+    #[error(transparent)]
+    Assemble(#[from] assemble::AssembleError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CalibError {
+    /// The process exit code.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CalibError::Gpu(e) => e.exit_code(),
+            CalibError::Unstable { .. } => 3,
+            CalibError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Run the selected benchmarks on one open GPU.
+pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results, CalibError> {
+    let t0 = Instant::now();
+    let mut res = Results::new(gpu.props().clone());
+    let steps = estimate_steps(gpu, benches, cfg.quick);
+    let mut runner = Runner::new(gpu, cfg, steps);
+    runner.observe_nvml();
+    let has = |b: Bench| benches.contains(&b);
+    let outcome = (|| -> Result<(), CalibError> {
+        if has(Bench::Clock) {
+            runner.clock(&mut res)?;
+            runner.observe_nvml();
+        }
+        if has(Bench::Mma) {
+            runner.mma(&mut res)?;
+        }
+        if has(Bench::Latency) {
+            runner.latency(&mut res)?;
+            runner.observe_nvml();
+        }
+        if has(Bench::L2) {
+            runner.l2(&mut res)?;
+            runner.observe_nvml();
+        }
+        if has(Bench::Dram) || has(Bench::DramSms) {
+            runner.dram(&mut res, has(Bench::Dram), has(Bench::DramSms))?;
+            runner.observe_nvml();
+        }
+        Ok(())
+    })();
+    runner.finish();
+    outcome?;
+    runner.record_observations(&mut res);
+    res.observed.insert(
+        "benchmarks_wall_s".into(),
+        json!(t0.elapsed().as_secs_f64()),
+    );
+    res.observed.insert(
+        "benchmarks".into(),
+        json!(benches
+            .iter()
+            .map(|b| serde_json::to_value(b).unwrap_or_default())
+            .collect::<Vec<_>>()),
+    );
+    Ok(res)
+}
+
+fn estimate_steps(gpu: &Gpu, benches: &[Bench], quick: bool) -> u64 {
+    let sms = u64::from(gpu.props().sm_count);
+    benches
+        .iter()
+        .map(|b| match b {
+            Bench::Clock => 1,
+            Bench::Mma => 12,
+            Bench::Latency => 3,
+            Bench::L2 => 5,
+            Bench::Dram => 3,
+            Bench::DramSms => {
+                if quick {
+                    12
+                } else {
+                    sms
+                }
+            }
+        })
+        .sum()
+}

@@ -2,7 +2,8 @@
 //! when there is one, else the embedded source compiled by NVRTC for the device (with the
 //! caller's `-D` options), through a disk cache keyed by source hash, options, target
 //! architecture and NVRTC version (`$XDG_CACHE_HOME/origami` or `~/.cache/origami`;
-//! `ORIGAMI_CACHE_DIR` overrides it, `ORIGAMI_NO_CACHE=1` disables it).
+//! `ORIGAMI_CACHE_DIR` overrides it, `ORIGAMI_NO_CACHE=1` disables it;
+//! `ORIGAMI_FORCE_NVRTC=1` ignores the prebuilt cubins).
 
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
@@ -492,7 +493,8 @@ pub(crate) fn obtain_cubin(
     dev_arch: u32,
 ) -> Result<(String, Vec<u8>, ModuleOrigin, String), GpuError> {
     let (name, text) = spec.resolve()?;
-    if spec.allow_prebuilt && spec.options.is_empty() && spec.arch.is_none() {
+    let forced = std::env::var_os("ORIGAMI_FORCE_NVRTC").is_some_and(|v| !v.is_empty() && v != "0");
+    if spec.allow_prebuilt && !forced && spec.options.is_empty() && spec.arch.is_none() {
         if let SourceRef::Embedded(stem) = &spec.source {
             if let Some((a, bytes)) = prebuilt_cubin(stem, dev_arch) {
                 return Ok((

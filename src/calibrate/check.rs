@@ -1,0 +1,315 @@
+//! `origami-calibrate --check FILE`: validate a calibration file without a GPU. Every file
+//! goes through the schema loader (`hw::load`, field-named errors) and plausibility ranges;
+//! a measured file must also carry its provenance (tool version, date, driver, runs), the
+//! measurements the five parameters come from, a CoV at or below the threshold for every
+//! measurement, parameters that agree with its own measurements (recomputed with the same
+//! formulas as the calibrator), and the fitted DRAM curve. Estimated files (presets from
+//! public sources) pass with a note, unless `--require-measured`.
+
+use std::path::Path;
+
+use super::assemble::{curve_coeff, params_from_medians};
+use super::results as r;
+use crate::hw::load::{load_file, HwError, HwFile};
+use crate::hw::schema::{HwDoc, ProvenanceKind, PARAM_NAMES};
+
+/// Plausible ranges of the five parameters on any NVIDIA GPU from sm_70 on (wide on
+/// purpose: they catch unit mistakes such as GB/s for bytes per cycle, not small errors).
+pub const PLAUSIBLE: [(&str, f64, f64); 5] = [
+    ("l2_perf_ratio", 16.0, 65_536.0),
+    ("dram_perf_ratio", 8.0, 32_768.0),
+    ("dram_bw_coeff", 1e-4, 1.0),
+    ("hbm_latency_penalty", 0.0, 20_000.0),
+    ("mma_latency", 2.0, 2_000.0),
+];
+
+/// Options of a check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckOptions {
+    /// CoV threshold (fraction).
+    pub max_cov: f64,
+    /// Fail estimated files.
+    pub require_measured: bool,
+}
+
+/// Why a file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Load(#[from] HwError),
+    #[error("{path}: {problems}", problems = .problems.join("; "))]
+    Invalid { path: String, problems: Vec<String> },
+    #[error("{path}: unstable measurements (CoV above {max_cov_pct}%): {metrics}", metrics = .metrics.join(", "))]
+    Unstable {
+        path: String,
+        max_cov_pct: f64,
+        metrics: Vec<String>,
+    },
+}
+
+impl CheckError {
+    /// 3 for unstable measurements, 2 for anything else wrong with the file.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CheckError::Unstable { .. } => 3,
+            _ => 2,
+        }
+    }
+}
+
+/// What a passing check saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    pub kind: ProvenanceKind,
+    pub gpu: String,
+    pub measurements: usize,
+    pub notes: Vec<String>,
+}
+
+/// Check a file on disk.
+pub fn check_file(path: &Path, opts: &CheckOptions) -> Result<CheckReport, CheckError> {
+    match load_file(path)? {
+        HwFile::Full(doc) => check_doc(&doc, path, opts),
+        HwFile::Override(_) => Err(CheckError::Invalid {
+            path: path.display().to_string(),
+            problems: vec![
+                "a flat override, not a calibration file (no schema_version, gpu, provenance)"
+                    .into(),
+            ],
+        }),
+    }
+}
+
+/// Check a parsed document (already schema-valid).
+pub fn check_doc(doc: &HwDoc, path: &Path, opts: &CheckOptions) -> Result<CheckReport, CheckError> {
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    for (name, lo, hi) in PLAUSIBLE {
+        let v = doc.params.get(name).unwrap_or(f64::NAN);
+        if !(v >= lo && v <= hi) {
+            problems.push(format!(
+                "params.{name} = {v} is outside the plausible range [{lo}, {hi}]"
+            ));
+        }
+    }
+    if !(100.0..=5000.0).contains(&doc.gpu.sm_clock_mhz) {
+        problems.push(format!(
+            "gpu.sm_clock_mhz = {} is outside [100, 5000]",
+            doc.gpu.sm_clock_mhz
+        ));
+    }
+    let p = &doc.provenance;
+    let mut unstable = Vec::new();
+    match p.kind {
+        ProvenanceKind::Estimated => {
+            if opts.require_measured {
+                problems
+                    .push("provenance.kind is 'estimated' but --require-measured was given".into());
+            } else {
+                notes.push(
+                    "estimated file: schema and ranges checked; no measurements to check".into(),
+                );
+            }
+            if p.source.trim().is_empty() {
+                problems
+                    .push("provenance.source must cite the public source of an estimate".into());
+            }
+        }
+        ProvenanceKind::Measured => {
+            for (field, v) in [
+                ("tool_version", &p.tool_version),
+                ("date", &p.date),
+                ("driver", &p.driver),
+            ] {
+                if v.as_deref().map_or(true, |s| s.trim().is_empty()) {
+                    problems.push(format!("provenance.{field} is required in a measured file"));
+                }
+            }
+            if let Some(d) = &p.date {
+                if !looks_like_iso_date(d) {
+                    problems.push(format!("provenance.date '{d}' is not an ISO 8601 date"));
+                }
+            }
+            let runs = p.runs.unwrap_or(0) as usize;
+            if runs < 2 {
+                problems.push("provenance.runs must be at least 2 in a measured file".into());
+            }
+            for m in &doc.measurements {
+                if !(m.summary.cov.is_finite() && m.summary.cov >= 0.0) {
+                    problems.push(format!("measurement {}: CoV missing or invalid", m.name));
+                } else if m.summary.cov > opts.max_cov {
+                    unstable.push(format!("{} ({:.2}%)", m.name, 100.0 * m.summary.cov));
+                }
+                if m.summary.n < runs.max(2) {
+                    problems.push(format!(
+                        "measurement {}: n = {} is below runs = {runs}",
+                        m.name, m.summary.n
+                    ));
+                }
+            }
+            let get = |n: &str| {
+                doc.measurements
+                    .iter()
+                    .find(|m| m.name == n)
+                    .map(|m| m.summary.median)
+            };
+            let sources = p.observed.get("param_sources");
+            let recomputed = params_from_medians(&get, curve_coeff(&doc.curves));
+            for name in PARAM_NAMES {
+                let from = sources
+                    .and_then(|s| s.get(name))
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("measured");
+                if from != "measured" {
+                    notes.push(format!(
+                        "params.{name} was not measured (taken from {from})"
+                    ));
+                    continue;
+                }
+                match &recomputed[name] {
+                    Ok(v) => {
+                        let have = doc.params.get(name).unwrap_or(f64::NAN);
+                        if (have - v).abs() > 1e-9 * v.abs().max(1.0) || have.is_nan() {
+                            problems.push(format!(
+                                "params.{name} = {have} disagrees with its measurements ({v})"
+                            ));
+                        }
+                    }
+                    Err(why) => problems.push(format!("params.{name}: {why}")),
+                }
+            }
+            if let Some(c) = doc.curves.get(r::DRAM_SMS_CURVE) {
+                if c.points.len() < 2 {
+                    problems.push(format!("curve {}: fewer than 2 points", r::DRAM_SMS_CURVE));
+                }
+                if !c.fit.contains_key("rms_error") {
+                    problems.push(format!("curve {}: no fit error", r::DRAM_SMS_CURVE));
+                }
+            }
+            if let Some(clock) = get(r::SM_CLOCK) {
+                if (doc.gpu.sm_clock_mhz - clock).abs() > 1e-6 * clock {
+                    problems.push(format!(
+                        "gpu.sm_clock_mhz = {} differs from the measured {} = {clock}",
+                        doc.gpu.sm_clock_mhz,
+                        r::SM_CLOCK
+                    ));
+                }
+            }
+        }
+    }
+    let path_s = path.display().to_string();
+    if !problems.is_empty() {
+        return Err(CheckError::Invalid {
+            path: path_s,
+            problems,
+        });
+    }
+    if !unstable.is_empty() {
+        return Err(CheckError::Unstable {
+            path: path_s,
+            max_cov_pct: 100.0 * opts.max_cov,
+            metrics: unstable,
+        });
+    }
+    Ok(CheckReport {
+        kind: p.kind,
+        gpu: doc.gpu.name.clone(),
+        measurements: doc.measurements.len(),
+        notes,
+    })
+}
+
+fn looks_like_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::assemble::assemble;
+    use crate::calibrate::assemble::tests::{full_results, info};
+
+    const OPTS: CheckOptions = CheckOptions {
+        max_cov: 0.01,
+        require_measured: false,
+    };
+
+    fn p() -> &'static Path {
+        Path::new("t.json")
+    }
+
+    #[test]
+    fn an_assembled_document_passes() {
+        let doc = assemble(&full_results(), &info()).unwrap();
+        let rep = check_doc(&doc, p(), &OPTS).unwrap();
+        assert_eq!(rep.kind, ProvenanceKind::Measured);
+        assert_eq!(rep.measurements, 6);
+    }
+
+    #[test]
+    fn tampered_parameter_is_caught() {
+        let mut doc = assemble(&full_results(), &info()).unwrap();
+        doc.params.l2_perf_ratio *= 1.1;
+        let e = check_doc(&doc, p(), &OPTS).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains("l2_perf_ratio") && e.to_string().contains("disagrees"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn high_cov_is_unstable_exit_3() {
+        let mut doc = assemble(&full_results(), &info()).unwrap();
+        doc.measurements[1].summary.cov = 0.05;
+        let e = check_doc(&doc, p(), &OPTS).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.to_string().contains(r::L2_READ), "{e}");
+    }
+
+    #[test]
+    fn missing_provenance_fields_are_named() {
+        let mut doc = assemble(&full_results(), &info()).unwrap();
+        doc.provenance.driver = None;
+        doc.provenance.date = Some("yesterday".into());
+        let e = check_doc(&doc, p(), &OPTS).unwrap_err().to_string();
+        assert!(
+            e.contains("provenance.driver") && e.contains("provenance.date"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_parameter_is_named() {
+        let mut doc = assemble(&full_results(), &info()).unwrap();
+        doc.params.dram_bw_coeff = 3.0;
+        let e = check_doc(&doc, p(), &OPTS).unwrap_err().to_string();
+        assert!(
+            e.contains("dram_bw_coeff") && e.contains("plausible"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn estimated_presets_pass_unless_measured_is_required() {
+        for name in ["h100-sxm", "a100", "rtx4090", "b200"] {
+            let doc = crate::hw::presets::preset(name).unwrap();
+            if doc.provenance.kind != ProvenanceKind::Estimated {
+                continue;
+            }
+            let rep = check_doc(&doc, p(), &OPTS).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!rep.notes.is_empty());
+            let strict = CheckOptions {
+                require_measured: true,
+                ..OPTS
+            };
+            assert_eq!(check_doc(&doc, p(), &strict).unwrap_err().exit_code(), 2);
+        }
+    }
+}

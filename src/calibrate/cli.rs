@@ -1,0 +1,486 @@
+//! `origami-calibrate`'s command line, validated into a run (ripgrep style: raw flags ->
+//! config), and the whole program as a function returning the exit code, so that CLI
+//! parsing and every error exit is unit-testable without a GPU.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{Parser, ValueEnum};
+use serde_json::json;
+
+use super::assemble::{assemble, iso8601_utc, RunInfo};
+use super::bench::{Bench, BenchConfig};
+use super::check::{check_file, CheckOptions};
+use super::stability::Policy;
+use super::{run_on, text, CalibError};
+use crate::gpu::{self, Gpu};
+use crate::hw::schema::HwDoc;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Json,
+    Text,
+}
+
+/// Calibrate an NVIDIA GPU with CUDA microbenchmarks and print the five Origami model
+/// parameters as JSON (the schema of `TRITONBLAS_HW_PARAMS`).
+#[derive(Debug, Parser)]
+#[command(name = "origami-calibrate", version, about, long_about = None)]
+pub struct Args {
+    /// Minimum samples per metric.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// CoV threshold per metric, in percent ("1" or "1%").
+    #[arg(long, default_value = "1", value_parser = parse_percent)]
+    pub max_cov: f64,
+    /// Most samples per metric before it is declared unstable [default: max(5 x runs, 30)].
+    #[arg(long)]
+    pub max_samples: Option<usize>,
+    /// Warm-up samples discarded per metric.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: usize,
+    /// Device ordinal, or "all".
+    #[arg(long, default_value = "0")]
+    pub device: String,
+    /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Bench>,
+    /// Fewer footprints, fewer SM counts, shorter kernels.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+    /// Write the JSON here (through a temporary file; nothing is left if interrupted).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Write the results even when a metric stays above the CoV threshold.
+    #[arg(long)]
+    pub allow_unstable: bool,
+    /// Seed for the random data and permutations [default: from the clock].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Validate calibration files (schema, ranges, CoV, provenance) without a GPU.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["output", "only", "quick", "device", "seed"])]
+    pub check: Vec<PathBuf>,
+    /// With --check: fail files that were estimated rather than measured.
+    #[arg(long, requires = "check")]
+    pub require_measured: bool,
+    /// Print what CUDA libraries and GPUs are present (JSON) and exit (4 without a GPU).
+    #[arg(long, conflicts_with = "check")]
+    pub probe: bool,
+}
+
+/// "1", "1%", "0.5 %" -> 0.01, 0.01, 0.005.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage like 1 or 0.5%"))?;
+    if !(v > 0.0 && v <= 100.0) {
+        return Err(format!("--max-cov must be in (0, 100] percent, got {v}"));
+    }
+    Ok(v / 100.0)
+}
+
+/// Which devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceSel {
+    One(usize),
+    All,
+}
+
+/// A validated run configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub policy: Policy,
+    pub devices: DeviceSel,
+    pub benches: Vec<Bench>,
+    pub partial: bool,
+    pub quick: bool,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub allow_unstable: bool,
+    pub seed: u64,
+}
+
+impl Args {
+    /// Validate the flags of a calibration run.
+    pub fn config(&self) -> Result<Config, CalibError> {
+        if self.runs < 2 {
+            return Err(CalibError::Usage(format!(
+                "--runs must be at least 2 (a CoV needs two samples), got {}",
+                self.runs
+            )));
+        }
+        let cap = self
+            .max_samples
+            .unwrap_or_else(|| Policy::default_cap(self.runs));
+        if cap < self.runs {
+            return Err(CalibError::Usage(format!(
+                "--max-samples ({cap}) must be at least --runs ({})",
+                self.runs
+            )));
+        }
+        let devices = match self.device.trim() {
+            "all" => DeviceSel::All,
+            d => DeviceSel::One(d.parse().map_err(|_| {
+                CalibError::Usage(format!("--device takes an ordinal or 'all', got '{d}'"))
+            })?),
+        };
+        let mut benches: Vec<Bench> = if self.only.is_empty() {
+            Bench::ALL.to_vec()
+        } else {
+            self.only.clone()
+        };
+        if benches
+            .iter()
+            .any(|b| matches!(b, Bench::L2 | Bench::Dram | Bench::DramSms))
+            && !benches.contains(&Bench::Clock)
+        {
+            benches.push(Bench::Clock);
+        }
+        benches.sort_by_key(|b| Bench::ALL.iter().position(|x| x == b));
+        benches.dedup();
+        let seed = self.seed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+        Ok(Config {
+            policy: Policy {
+                warmup: self.warmup,
+                min_samples: self.runs,
+                max_cov: self.max_cov,
+                max_samples: cap,
+            },
+            devices,
+            partial: !self.only.is_empty(),
+            benches,
+            quick: self.quick,
+            format: self.format,
+            output: self.output.clone(),
+            allow_unstable: self.allow_unstable,
+            seed,
+        })
+    }
+}
+
+/// The program: parse `argv`, run, print; returns the exit code.
+pub fn main_with(argv: Vec<OsString>) -> i32 {
+    let args = match Args::try_parse_from(&argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let command = command_line(&argv);
+    match run(&args, &command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("origami-calibrate: error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn command_line(argv: &[OsString]) -> String {
+    let mut parts: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(first) = parts.first_mut() {
+        if let Some(name) = Path::new(first.as_str()).file_name() {
+            *first = name.to_string_lossy().into_owned();
+        }
+    }
+    parts.join(" ")
+}
+
+/// Run with parsed arguments.
+pub fn run(args: &Args, command: &str) -> Result<i32, CalibError> {
+    if !args.check.is_empty() {
+        return Ok(run_check(args));
+    }
+    if args.probe {
+        let r = gpu::probe::probe_all();
+        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+        return Ok(if r.devices.is_empty() {
+            gpu::EXIT_NO_GPU
+        } else {
+            0
+        });
+    }
+    let cfg = args.config()?;
+    let ordinals: Vec<usize> = match cfg.devices {
+        DeviceSel::One(i) => vec![i],
+        DeviceSel::All => (0..gpu::probe::device_count()?).collect(),
+    };
+    let t0 = Instant::now();
+    let mut docs: Vec<HwDoc> = Vec::new();
+    for &ord in &ordinals {
+        let dev = Gpu::open(ord)?;
+        eprintln!(
+            "origami-calibrate: device {ord}: {} (sm_{}, {} SMs, L2 {} bytes); benchmarks: {:?}",
+            dev.props().name,
+            dev.arch(),
+            dev.props().sm_count,
+            dev.props().l2_bytes,
+            cfg.benches
+        );
+        let bcfg = BenchConfig {
+            policy: cfg.policy,
+            quick: cfg.quick,
+            seed: cfg.seed.wrapping_add(ord as u64),
+        };
+        let mut res = run_on(&dev, &cfg.benches, bcfg)?;
+        res.observed
+            .insert("wall_s".into(), json!(t0.elapsed().as_secs_f64()));
+        res.observed.insert("device_ordinal".into(), json!(ord));
+        if let Ok((a, b)) = gpu::probe::nvrtc_version() {
+            res.observed
+                .insert("nvrtc".into(), json!(format!("{a}.{b}")));
+        }
+        let nvcc = gpu::module::nvcc_version();
+        if !nvcc.is_empty() {
+            res.observed.insert("nvcc_build".into(), json!(nvcc));
+        }
+        let fallback = cfg.partial.then(|| {
+            match crate::hw::presets::preset_for_device(&dev.props().name)
+                .and_then(|n| crate::hw::presets::preset(n).ok().map(|d| (n, d)))
+            {
+                Some((n, d)) => (format!("preset:{n}"), d.params),
+                None => (
+                    "derived".to_string(),
+                    crate::hw::derive::derive_params(dev.props()),
+                ),
+            }
+        });
+        let info = RunInfo {
+            command: command.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            date: iso8601_utc(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+            ),
+            driver: dev.driver_version().ok(),
+            cuda: gpu::probe::driver_cuda_version()
+                .ok()
+                .map(|(a, b)| format!("{a}.{b}")),
+            runs: cfg.policy.min_samples as u32,
+            max_cov: cfg.policy.max_cov,
+            allow_unstable: cfg.allow_unstable,
+            fallback,
+        };
+        let unstable = res.unstable();
+        let doc = assemble(&res, &info)?;
+        if !unstable.is_empty() && !cfg.allow_unstable {
+            eprint!("{}", text::summary(&doc));
+            return Err(CalibError::Unstable {
+                max_cov_pct: 100.0 * cfg.policy.max_cov,
+                metrics: unstable,
+            });
+        }
+        if !unstable.is_empty() {
+            eprintln!(
+                "warning: writing UNSTABLE measurements (--allow-unstable): {}",
+                unstable.join(", ")
+            );
+        }
+        docs.push(doc);
+    }
+    emit(&docs, &ordinals, &cfg)?;
+    eprintln!(
+        "origami-calibrate: done in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(0)
+}
+
+/// The output file of device `ordinal` when several are calibrated: `stem-<ordinal>.ext`.
+pub fn per_device_path(path: &Path, ordinal: usize, several: bool) -> PathBuf {
+    if !several {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(e) => format!("{stem}-{ordinal}.{}", e.to_string_lossy()),
+        None => format!("{stem}-{ordinal}"),
+    };
+    path.with_file_name(name)
+}
+
+fn emit(docs: &[HwDoc], ordinals: &[usize], cfg: &Config) -> Result<(), CalibError> {
+    let several = docs.len() > 1;
+    let io = |context: String| move |source| CalibError::Io { context, source };
+    if let Some(path) = &cfg.output {
+        for (doc, &ord) in docs.iter().zip(ordinals) {
+            let p = per_device_path(path, ord, several);
+            let mut text = serde_json::to_string_pretty(doc).expect("serializable");
+            text.push('\n');
+            crate::gpu::module::write_atomic(&p, text.as_bytes())
+                .map_err(io(format!("writing {}", p.display())))?;
+            eprintln!("origami-calibrate: wrote {}", p.display());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    match cfg.format {
+        Format::Text => {
+            for doc in docs {
+                write!(out, "{}", text::summary(doc)).map_err(io("writing stdout".into()))?;
+            }
+        }
+        Format::Json if cfg.output.is_none() => {
+            let text = if several {
+                serde_json::to_string_pretty(docs)
+            } else {
+                serde_json::to_string_pretty(&docs[0])
+            }
+            .expect("serializable");
+            writeln!(out, "{text}").map_err(io("writing stdout".into()))?;
+        }
+        Format::Json => {}
+    }
+    Ok(())
+}
+
+fn run_check(args: &Args) -> i32 {
+    let opts = CheckOptions {
+        max_cov: args.max_cov,
+        require_measured: args.require_measured,
+    };
+    let mut worst = 0;
+    for f in &args.check {
+        match check_file(f, &opts) {
+            Ok(rep) => {
+                let kind = match rep.kind {
+                    crate::hw::schema::ProvenanceKind::Measured => "measured",
+                    crate::hw::schema::ProvenanceKind::Estimated => "estimated",
+                };
+                println!(
+                    "ok: {}: {kind}, {}, {} measurements",
+                    f.display(),
+                    rep.gpu,
+                    rep.measurements
+                );
+                for n in rep.notes {
+                    println!("  note: {n}");
+                }
+                if args.format == Format::Text {
+                    if let Ok(crate::hw::load::HwFile::Full(doc)) = crate::hw::load::load_file(f) {
+                        print!("{}", text::summary(&doc));
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("origami-calibrate: check failed: {e}");
+                worst = worst.max(e.exit_code());
+            }
+        }
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(a: &[&str]) -> Args {
+        let mut v = vec!["origami-calibrate"];
+        v.extend_from_slice(a);
+        Args::try_parse_from(v).unwrap()
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse(&[]).config().unwrap();
+        assert_eq!(c.policy.min_samples, 5);
+        assert_eq!(c.policy.max_cov, 0.01);
+        assert_eq!(c.policy.max_samples, 30);
+        assert_eq!(c.devices, DeviceSel::One(0));
+        assert_eq!(c.benches, Bench::ALL.to_vec());
+        assert!(!c.partial);
+        assert_eq!(c.format, Format::Json);
+    }
+
+    #[test]
+    fn percent_parsing() {
+        assert_eq!(parse_percent("1").unwrap(), 0.01);
+        assert_eq!(parse_percent("0.5%").unwrap(), 0.005);
+        assert!(parse_percent("0").is_err());
+        assert!(parse_percent("abc").is_err());
+        assert!(parse_percent("150").is_err());
+    }
+
+    #[test]
+    fn only_adds_the_clock_for_bandwidths() {
+        let c = parse(&["--only", "dram-sms,l2"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::Clock, Bench::L2, Bench::DramSms]);
+        assert!(c.partial);
+        let c = parse(&["--only", "mma"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::Mma]);
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        assert_eq!(parse(&["--runs", "1"]).config().unwrap_err().exit_code(), 2);
+        assert_eq!(
+            parse(&["--device", "x"]).config().unwrap_err().exit_code(),
+            2
+        );
+        assert_eq!(
+            parse(&["--runs", "10", "--max-samples", "5"])
+                .config()
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
+        assert_eq!(
+            parse(&["--device", "all"]).config().unwrap().devices,
+            DeviceSel::All
+        );
+        let argv = |a: &[&str]| {
+            std::iter::once("origami-calibrate")
+                .chain(a.iter().copied())
+                .map(OsString::from)
+                .collect()
+        };
+        assert_eq!(main_with(argv(&["--only", "bogus"])), 2);
+        assert_eq!(main_with(argv(&["--check", "x.json", "--quick"])), 2);
+        assert_eq!(main_with(argv(&["--runs", "1"])), 2);
+        assert_eq!(main_with(argv(&["--help"])), 0);
+    }
+
+    #[test]
+    fn per_device_names() {
+        let p = Path::new("out/h200.json");
+        assert_eq!(per_device_path(p, 1, false), PathBuf::from("out/h200.json"));
+        assert_eq!(
+            per_device_path(p, 1, true),
+            PathBuf::from("out/h200-1.json")
+        );
+        assert_eq!(
+            per_device_path(Path::new("x"), 0, true),
+            PathBuf::from("x-0")
+        );
+    }
+
+    #[test]
+    fn command_line_drops_the_directory() {
+        let argv: Vec<OsString> = ["/some/dir/origami-calibrate", "--runs", "5"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert_eq!(command_line(&argv), "origami-calibrate --runs 5");
+    }
+}

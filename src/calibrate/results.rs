@@ -1,0 +1,130 @@
+//! What a calibration run produces before it becomes a hardware document: named metrics
+//! with their samples and statistics, curves, skipped variants and observations. The
+//! metric names are the ones written to the JSON `measurements`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::stability::Sampled;
+use crate::hw::schema::Curve;
+use crate::hw::DeviceProps;
+
+/// Sustained SM clock under load, clock64 over %globaltimer (MHz).
+pub const SM_CLOCK: &str = "sm_clock_mhz";
+/// L2 read bandwidth at the best footprint of the sweep (GB/s).
+pub const L2_READ: &str = "l2_read_gbps";
+/// DRAM read bandwidth, all SMs (GB/s).
+pub const DRAM_READ: &str = "dram_read_gbps";
+/// DRAM copy bandwidth, bytes read + written (GB/s).
+pub const DRAM_COPY: &str = "dram_copy_gbps";
+/// DRAM triad bandwidth, 2 reads + 1 write (GB/s).
+pub const DRAM_TRIAD: &str = "dram_triad_gbps";
+/// Pointer-chase latency of an L2 hit (SM cycles).
+pub const L2_HIT_LATENCY: &str = "l2_hit_latency_cycles";
+/// Pointer-chase DRAM latency, random lines inside 2 MiB pages (SM cycles).
+pub const DRAM_LATENCY_PAGE: &str = "dram_latency_page_local_cycles";
+/// Pointer-chase DRAM latency, random lines over the whole footprint (SM cycles).
+pub const DRAM_LATENCY_RANDOM: &str = "dram_latency_random_cycles";
+/// Dependent mma.sync m16n8k16 f16 -> f32 latency (SM cycles).
+pub const MMA_F16_LATENCY: &str = "mma_f16_latency_cycles";
+/// The DRAM bandwidth-vs-active-SMs curve.
+pub const DRAM_SMS_CURVE: &str = "dram_read_gbps_vs_sms";
+/// The L2 footprint sweep.
+pub const L2_FOOTPRINT_CURVE: &str = "l2_read_gbps_vs_footprint";
+
+/// Name of the per-k metric of the SM-limited DRAM curve.
+pub fn dram_sms_metric(k: u32) -> String {
+    format!("dram_read_gbps_sms_{k:03}")
+}
+
+/// Name of the per-footprint metric of the L2 sweep.
+pub fn l2_footprint_metric(bytes: u64) -> String {
+    format!("l2_read_gbps_fp_{}kib", bytes / 1024)
+}
+
+/// One measured metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub sampled: Sampled,
+    pub details: BTreeMap<String, Value>,
+}
+
+impl Metric {
+    pub fn new(name: impl Into<String>, unit: &str, sampled: Sampled) -> Self {
+        Self {
+            name: name.into(),
+            unit: unit.into(),
+            sampled,
+            details: BTreeMap::new(),
+        }
+    }
+
+    /// Add a detail.
+    pub fn with(mut self, key: &str, v: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), v.into());
+        self
+    }
+
+    /// The median.
+    pub fn median(&self) -> f64 {
+        self.sampled.summary.median
+    }
+}
+
+/// A benchmark variant that was not run, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skip {
+    pub what: String,
+    pub why: String,
+}
+
+/// Everything one device's calibration produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Results {
+    pub props: DeviceProps,
+    pub metrics: Vec<Metric>,
+    pub curves: BTreeMap<String, Curve>,
+    pub skipped: Vec<Skip>,
+    pub observed: BTreeMap<String, Value>,
+}
+
+impl Results {
+    pub fn new(props: DeviceProps) -> Self {
+        Self {
+            props,
+            metrics: Vec::new(),
+            curves: BTreeMap::new(),
+            skipped: Vec::new(),
+            observed: BTreeMap::new(),
+        }
+    }
+
+    /// A metric by name.
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+
+    /// The median of a metric by name.
+    pub fn median(&self, name: &str) -> Option<f64> {
+        self.metric(name).map(Metric::median)
+    }
+
+    /// Names of the metrics whose CoV stayed above the threshold.
+    pub fn unstable(&self) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter(|m| !m.sampled.stable)
+            .map(|m| {
+                format!(
+                    "{} (CoV {:.2}% after {} samples)",
+                    m.name,
+                    100.0 * m.sampled.summary.cov,
+                    m.sampled.summary.n
+                )
+            })
+            .collect()
+    }
+}
