@@ -27,6 +27,7 @@
 //
 //   SMEM_BYTES = max( NUM_STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2,     // cp.async ring
 //                     BLOCK_M * (BLOCK_N + 8) * 2 )                        // epilogue C tile
+//                + 64                                                       // mbarriers
 //
 // Validity rule (the Rust model mirrors it; docs/gemm-kernel.md):
 //   BLOCK_M, BLOCK_N in {32, 64, 128, 256}; BLOCK_K in {16, 32, 64, 128};
@@ -102,7 +103,9 @@ struct Cfg {
   static constexpr int PIPE_BYTES = NS * (A_STAGE_BYTES + B_STAGE_BYTES);
   static constexpr int C_LD = BN + 8;     // epilogue row pitch in elements
   static constexpr int EPI_BYTES = BM * C_LD * 2;
-  static constexpr int SMEM_BYTES = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
+  // mbarriers (2 per stage, 8 bytes each) sit after the data, in a 64-byte slot.
+  static constexpr int BAR_OFFSET = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 64;
   static constexpr int A_CHUNKS = BM * CH;
   static constexpr int B_CHUNKS = BN * CH;
   static constexpr int A_ITERS = (A_CHUNKS + THREADS - 1) / THREADS;
@@ -151,6 +154,37 @@ __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, int src_by
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+__device__ __forceinline__ void mbar_init(u32 bar, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  unsigned long long state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(bar) : "memory");
+  (void)state;
+}
+// Arrive on `bar` once all cp.async issued so far by this thread have completed
+// (.noinc: the arrival counts against the barrier's expected count).
+__device__ __forceinline__ void cp_async_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred p;\n WAIT:\n"
+      " mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
+      " @!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#else
+  asm volatile(
+      "{\n .reg .pred p;\n WAIT:\n"
+      " mbarrier.test_wait.parity.shared.b64 p, [%0], %1;\n"
+      " @!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#endif
+}
 
 __device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -287,6 +321,9 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   u32 bfr[2][NJ][4];
 
   auto load_frags = [&](int buf, int stage, int kk) {
+#if defined(ORIGAMI_DIAG_NO_LDSM)
+    if (kk != 0 || stage != 0) return;  // diagnostic: fragments are loaded once
+#endif
     const u32 sa = sA0 + stage * G::A_STAGE_BYTES + a_off[kk];
     const u32 sb = sB0 + stage * G::B_STAGE_BYTES + b_off[kk];
 #pragma unroll
@@ -320,6 +357,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 
   // ---- main loop -----------------------------------------------------------------
   const int KT = (K + BK - 1) / BK;
+#if defined(ORIGAMI_BARRIER_PIPE)
+  // Reference pipeline (v1): one __syncthreads per K tile.
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
     if (s < KT) load_tile(s, s);
@@ -330,33 +369,25 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   cp_async_wait<NS - 2>();
   __syncthreads();
   load_frags(0, rd, 0);
-
-#if defined(ORIGAMI_SPREAD)
-  // The next tile's copies are spread over the k-steps of this tile.
-  constexpr bool SPREAD = (NS > 2) && (KSTEPS > 1);
-#else
-  constexpr bool SPREAD = false;
-#endif
-  constexpr int PER_STEP = SPREAD ? (NCOPY + KSTEPS - 1) / KSTEPS : NCOPY;
   for (int kt = 0; kt < KT; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
-      // Slot `wr` was last read during tile kt-1, finished before the barrier
-      // that ended tile kt-1.
+      if (kk == 0) {
+        // Slot `wr` was last read during tile kt-1, finished before the barrier
+        // that ended tile kt-1.
 #if !defined(ORIGAMI_DIAG_NO_GLOAD)
-      if (kk == 0 || SPREAD) {
         const int nt = kt + NS - 1;
-        if (nt < KT) load_tile_part(wr, nt, kk * PER_STEP, SPREAD ? (kk + 1) * PER_STEP : NCOPY);
-      }
+        if (nt < KT) load_tile(wr, nt);
 #endif
-      if (kk == (SPREAD ? KSTEPS - 1 : 0)) {
         cp_async_commit();
         wr = (wr + 1 == NS) ? 0 : wr + 1;
       }
       if (kk == KSTEPS - 1) {
         // Tile kt+1 must have landed (this thread's copies), then everyone's.
         cp_async_wait<NS - 2>();
+#if !defined(ORIGAMI_DIAG_NO_BARRIER)
         __syncthreads();
+#endif
         rd = (rd + 1 == NS) ? 0 : rd + 1;
         if (KSTEPS == 1) {
           mma_all(0);
@@ -371,10 +402,93 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
       }
     }
   }
+  cp_async_wait<0>();
+#else
+  // mbarrier pipeline: no CTA-wide barrier in the loop.
+  //   full[s]  (count THREADS): every thread's cp.async for the tile in slot s
+  //            completed (cp.async.mbarrier.arrive.noinc). Consumers wait on it
+  //            before their first ldmatrix of that tile.
+  //   empty[s] (count NUM_WARPS): each warp arrives (lane 0, after __syncwarp)
+  //            once its last ldmatrix of slot s is done. A thread waits on it
+  //            before its copies overwrite slot s.
+  // Tile t lives in slot t % NS; the phase parity of its wait is (t / NS) & 1.
+  // Copies for tile kt + DIST are issued at k-step ISSUE_KK of tile kt.
+#ifdef ORIGAMI_DIST
+  constexpr int DIST = ORIGAMI_DIST < NS ? ORIGAMI_DIST : NS - 1;
+#else
+  constexpr int DIST = NS - 1;
+#endif
+#ifdef ORIGAMI_ISSUE_KK
+  constexpr int ISSUE_KK = ORIGAMI_ISSUE_KK < KSTEPS ? ORIGAMI_ISSUE_KK : KSTEPS - 1;
+#else
+  constexpr int ISSUE_KK = KSTEPS / 2;
+#endif
+  const u32 bar_full = smem_base + G::BAR_OFFSET;
+  const u32 bar_empty = bar_full + NS * 8;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      mbar_init(bar_full + s * 8, THREADS);
+      mbar_init(bar_empty + s * 8, NW);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int t = 0; t < DIST; ++t) {
+    if (t < KT) {
+      load_tile(t, t);
+      cp_async_arrive_noinc(bar_full + t * 8);
+    }
+  }
+  int rs = 0;        // slot of the tile being read
+  u32 rph = 0;       // its phase parity
+  int ws = DIST;     // slot of the next tile to write (tile kt + DIST)
+  u32 wph = 0;       // its phase parity
+#if defined(ORIGAMI_DIAG_NO_GLOAD)
+#define ORIGAMI_MBAR_WAIT(b, p) ((void)0)
+#else
+#define ORIGAMI_MBAR_WAIT(b, p) mbar_wait(b, p)
+#endif
+  ORIGAMI_MBAR_WAIT(bar_full, 0);
+  load_frags(0, 0, 0);
+  for (int kt = 0; kt < KT; ++kt) {
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      if (kk == ISSUE_KK) {
+        const int t = kt + DIST;
+#if !defined(ORIGAMI_DIAG_NO_GLOAD)
+        if (t < KT) {
+          if (t >= NS) mbar_wait(bar_empty + ws * 8, wph ^ 1u);  // tile t - NS consumed
+          load_tile(ws, t);
+          cp_async_arrive_noinc(bar_full + ws * 8);
+        }
+#endif
+        if (++ws == NS) { ws = 0; wph ^= 1u; }
+      }
+      if (kk == KSTEPS - 1) {
+        // This warp's last ldmatrix of tile kt has been issued (k-step KSTEPS-2,
+        // or the previous tile's last step when KSTEPS == 1).
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bar_empty + rs * 8);
+        if (++rs == NS) { rs = 0; rph ^= 1u; }
+        if (kt + 1 < KT) ORIGAMI_MBAR_WAIT(bar_full + rs * 8, rph);
+        if (KSTEPS == 1) {
+          mma_all(0);
+          load_frags(0, rs, 0);
+        } else {
+          load_frags((kk + 1) & 1, rs, 0);
+          mma_all(kk & 1);
+        }
+      } else {
+        load_frags((kk + 1) & 1, rs, kk + 1);
+        mma_all(kk & 1);
+      }
+    }
+  }
+#endif
 
   // ---- epilogue: registers -> shared (as T) -> 16-byte coalesced stores ------------
-  cp_async_wait<0>();
-  __syncthreads();
+  __syncthreads();  // every warp is done with the ring (all copies were consumed)
   elem_t* sC = reinterpret_cast<elem_t*>(smem);
   {
     const int r0 = warp_m * G::WM + (lane >> 2);

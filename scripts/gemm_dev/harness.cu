@@ -14,7 +14,9 @@
 // Usage: harness --src csrc/gemm.cu --arch sm_90 --dtype fp16|bf16
 //                --configs "BMxBNxBK/wW/sS;..." | --configs-file F
 //                --shapes "MxNxK;..." [--group G] [--samples S] [--csv out.csv]
-//                [--attrs attrs.csv] [--no-time] [--check-only-shapes "MxNxK;..."]
+//                [--attrs attrs.csv] [--no-time] [--rounds R (3)] [--force-time]
+// Timing is interleaved: R rounds, each times cuBLAS then every config with S samples;
+// the median and CoV are over the R*S pooled samples.
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -73,7 +75,7 @@ struct Shape {
 static int smem_bytes(const Config& c) {
   int pipe = c.ns * (c.bm + c.bn) * c.bk * 2;
   int epi = c.bm * (c.bn + 8) * 2;
-  return std::max(pipe, epi);
+  return std::max(pipe, epi) + 64;  // + mbarriers
 }
 static bool tiling_valid(const Config& c) {
   auto in = [](int v, std::initializer_list<int> s) { return std::find(s.begin(), s.end(), v) != s.end(); };
@@ -172,33 +174,8 @@ struct Stats {
   double median_ms, cov;
   int n, reps;
 };
-template <typename F>
-static Stats time_it(F launch, int samples) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) launch();  // warm-up
-  CK(cudaDeviceSynchronize());
-  CK(cudaEventRecord(e0));
-  launch();
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float one = 0;
-  CK(cudaEventElapsedTime(&one, e0, e1));
-  int reps = std::max(1, std::min(2000, (int)std::ceil(2.0 / std::max(one, 1e-4f))));
-  std::vector<double> v;
-  for (int s = 0; s < samples; ++s) {
-    CK(cudaEventRecord(e0));
-    for (int r = 0; r < reps; ++r) launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    v.push_back(ms / reps);
-  }
-  CK(cudaGetLastError());
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
+static Stats stats_of(const std::vector<double>& v, int reps) {
+  if (v.empty()) return {0, 0, 0, reps};
   std::vector<double> s = v;
   std::sort(s.begin(), s.end());
   double med = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
@@ -209,11 +186,43 @@ static Stats time_it(F launch, int samples) {
   var /= std::max<size_t>(1, v.size() - 1);
   return {med, std::sqrt(var) / mean, (int)v.size(), reps};
 }
+// Appends `samples` per-launch times (ms) to `out`: each sample is one event pair
+// around `reps` back-to-back launches. reps <= 0: chosen so a sample lasts ~2 ms.
+template <typename F>
+static int time_samples(F launch, int samples, int reps, std::vector<double>& out) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) launch();  // warm-up
+  CK(cudaDeviceSynchronize());
+  if (reps <= 0) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float one = 0;
+    CK(cudaEventElapsedTime(&one, e0, e1));
+    reps = std::max(1, std::min(2000, (int)std::ceil(2.0 / std::max(one, 1e-4f))));
+  }
+  for (int s = 0; s < samples; ++s) {
+    CK(cudaEventRecord(e0));
+    for (int r = 0; r < reps; ++r) launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    out.push_back(ms / reps);
+  }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return reps;
+}
 
 int main(int argc, char** argv) {
   std::string src_path = "csrc/gemm.cu", arch = "sm_90", dtype = "fp16", cfgs_s, cfgs_file, shapes_s,
               csv_path, attrs_path;
-  int group = 8, samples = 15;
+  int group = 8, samples = 15, rounds = 3;
   bool do_time = true, force_time = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -232,6 +241,7 @@ int main(int argc, char** argv) {
     else if (a == "--shapes") shapes_s = nx();
     else if (a == "--group") group = atoi(nx().c_str());
     else if (a == "--samples") samples = atoi(nx().c_str());
+    else if (a == "--rounds") rounds = std::max(1, atoi(nx().c_str()));
     else if (a == "--csv") csv_path = nx();
     else if (a == "--attrs") attrs_path = nx();
     else if (a == "--no-time") do_time = false;
@@ -401,32 +411,35 @@ int main(int argc, char** argv) {
       CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &alpha, B, dt, (int)K, A, dt, (int)K,
                       &beta, out, dt, (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
-    fill(A, M * K);
-    fill(B, N * K);
-    Stats cb{0, 0, 0, 0};
-    if (do_time) cb = time_it([&]() { cublas_run(R); }, samples);
+    int Mi = (int)M, Ni = (int)N, Ki = (int)K, g = group;
+    void* args[] = {&A, &B, &C, &Mi, &Ni, &Ki, &g};
+    auto launch_of = [&](const Mod& m) {
+      unsigned grid = (unsigned)(((M + m.c.bm - 1) / m.c.bm) * ((N + m.c.bn - 1) / m.c.bn));
+      return [&m, grid, &args]() {
+        CU(cuLaunchKernel(m.fn, grid, 1, 1, m.c.nw * 32, 1, 1, m.smem, 0, args, nullptr));
+      };
+    };
     double flop = 2.0 * M * N * K;
     char shs[64];
     snprintf(shs, sizeof shs, "%lldx%lldx%lld", M, N, K);
-    if (do_time)
-      printf("%-20s %-18s %10s %6s %9.4f %6.3f %9.1f\n", "cuBLAS", shs, "-", "-", cb.median_ms, cb.cov,
-             flop / cb.median_ms / 1e9);
-    for (auto& m : mods) {
+    // 1. correctness: fresh random inputs for every config, C poisoned with NaN.
+    struct Res {
+      double rel = 0, ref_norm = 0;
+      long long unwritten = 0;
+      bool pass = false;
+      std::vector<double> samples;
+      int reps = 0;
+    };
+    std::vector<Res> res(mods.size());
+    for (size_t i = 0; i < mods.size(); ++i) {
+      const Mod& m = mods[i];
       if (!m.ok) continue;
-      const Config& c = m.c;
-      // fresh random inputs for every check
       fill(A, M * K);
       fill(B, N * K);
       cublas_run(R);
       fill_u16<<<2048, 256>>>(C, M * N, 0xFFFF);  // NaN in fp16 and bf16
       CK(cudaGetLastError());
-      int Mi = (int)M, Ni = (int)N, Ki = (int)K, g = group;
-      void* args[] = {&A, &B, &C, &Mi, &Ni, &Ki, &g};
-      unsigned grid = (unsigned)(((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn));
-      auto launch = [&]() {
-        CU(cuLaunchKernel(m.fn, grid, 1, 1, c.nw * 32, 1, 1, m.smem, 0, args, nullptr));
-      };
-      launch();
+      launch_of(m)();
       CK(cudaDeviceSynchronize());
       CK(cudaMemset(acc, 0, 3 * sizeof(double)));
       if (bf16) rel_err<true><<<1024, 256>>>(C, R, M * N, acc);
@@ -434,27 +447,47 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
       double hacc[3];
       CK(cudaMemcpy(hacc, acc, sizeof hacc, cudaMemcpyDeviceToHost));
-      double rel = std::sqrt(hacc[0] / std::max(hacc[1], 1e-300));
-      long long unwritten = (long long)hacc[2];
+      res[i].rel = std::sqrt(hacc[0] / std::max(hacc[1], 1e-300));
+      res[i].ref_norm = std::sqrt(hacc[1]);
+      res[i].unwritten = (long long)hacc[2];
       double bound = bf16 ? 1e-2 : 2e-3;
-      bool pass = unwritten == 0 && rel <= bound && std::isfinite(rel);
-      if (!pass) ++n_fail;
-      Stats st{0, 0, 0, 0};
-      const bool timed = do_time && (pass || force_time);
-      if (timed) st = time_it(launch, samples);
-      double tf = timed ? flop / st.median_ms / 1e9 : 0;
-      double ctf = do_time ? flop / cb.median_ms / 1e9 : 0;
-      printf("%-20s %-18s %10.3e %6lld %9.4f %6.3f %9.1f %9.1f %6.3f %7.3f %s\n", cfg_name(c).c_str(), shs, rel,
-             unwritten, st.median_ms, st.cov, tf, ctf, cb.cov, ctf > 0 ? tf / ctf : 0.0, pass ? "" : "FAIL");
-      fflush(stdout);
-      if (csv) {
-        fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld,%.4e,%lld,%d,%.5f,%.4f,%d,%d,%.2f,%.5f,%.4f,%.2f,%.4f,%s,%.4e\n",
-                dtype.c_str(), c.bm, c.bn, c.bk, c.nw, c.ns, group, M, N, K, rel, unwritten, pass ? 1 : 0,
-                st.median_ms, st.cov, st.n, st.reps, tf, cb.median_ms, cb.cov, ctf, ctf > 0 ? tf / ctf : 0.0,
-                cfg_name(c).c_str(), std::sqrt(hacc[1]));
-        fflush(csv);
+      res[i].pass = res[i].unwritten == 0 && res[i].rel <= bound && std::isfinite(res[i].rel) && hacc[1] > 0;
+      if (!res[i].pass) ++n_fail;
+    }
+    // 2. timing: `rounds` rounds, each times cuBLAS then every config (interleaved, so
+    //    that drifts in clocks or power spread over all of them); samples pooled.
+    std::vector<double> cb_samples;
+    int cb_reps = 0;
+    if (do_time) {
+      for (int r = 0; r < rounds; ++r) {
+        cb_reps = time_samples([&]() { cublas_run(R); }, samples, r == 0 ? 0 : cb_reps, cb_samples);
+        for (size_t i = 0; i < mods.size(); ++i) {
+          if (!mods[i].ok || !(res[i].pass || force_time)) continue;
+          res[i].reps = time_samples(launch_of(mods[i]), samples, r == 0 ? 0 : res[i].reps, res[i].samples);
+        }
       }
     }
+    Stats cb = stats_of(cb_samples, cb_reps);
+    double ctf = do_time ? flop / cb.median_ms / 1e9 : 0;
+    if (do_time)
+      printf("%-20s %-18s %10s %6s %9.4f %6.3f %9.1f\n", "cuBLAS", shs, "-", "-", cb.median_ms, cb.cov, ctf);
+    for (size_t i = 0; i < mods.size(); ++i) {
+      const Mod& m = mods[i];
+      if (!m.ok) continue;
+      const Config& c = m.c;
+      const Res& q = res[i];
+      Stats st = stats_of(q.samples, q.reps);
+      double tf = st.n ? flop / st.median_ms / 1e9 : 0;
+      printf("%-20s %-18s %10.3e %6lld %9.4f %6.3f %9.1f %9.1f %6.3f %7.3f %s\n", cfg_name(c).c_str(), shs, q.rel,
+             q.unwritten, st.median_ms, st.cov, tf, ctf, cb.cov, ctf > 0 ? tf / ctf : 0.0, q.pass ? "" : "FAIL");
+      if (csv)
+        fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%lld,%lld,%lld,%.4e,%lld,%d,%.5f,%.4f,%d,%d,%.2f,%.5f,%.4f,%.2f,%.4f,%s,%.4e\n",
+                dtype.c_str(), c.bm, c.bn, c.bk, c.nw, c.ns, group, M, N, K, q.rel, q.unwritten, q.pass ? 1 : 0,
+                st.median_ms, st.cov, st.n, st.reps, tf, cb.median_ms, cb.cov, ctf, ctf > 0 ? tf / ctf : 0.0,
+                cfg_name(c).c_str(), q.ref_norm);
+    }
+    fflush(stdout);
+    if (csv) fflush(csv);
     CK(cudaFree(A));
     CK(cudaFree(B));
     CK(cudaFree(C));

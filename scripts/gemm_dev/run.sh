@@ -8,8 +8,9 @@
 #   scripts/gemm_dev/run.sh time    # $CONFIGS timed at $SHAPES (fp16 unless $DTYPES), serially
 #   scripts/gemm_dev/run.sh both
 # Env: OUT (default ./gemm-dev-out), HARNESS_ARGS (e.g. --force-time), CONFIGS ("BMxBNxBK/wW/sS;..."), SHAPES ("MxNxK;..."),
-#      DTYPES ("fp16 bf16"), SAMPLES (15), GROUP (8), JOBS (12), CHECK_SHAPES, NVCC
-# Outputs: gpu.txt (nvidia-smi before/after), build.log, check.log, attrs.csv, time.log, time.csv
+#      DTYPES ("fp16 bf16"), SAMPLES (15 per round), ROUNDS (3), GROUP (8), JOBS (12), CHECK_SHAPES, NVCC
+# Outputs: gpu.txt (nvidia-smi before/after), build.log, check.log, attrs.csv, time.log, time.csv,
+#          time_attrs.csv, clocks.csv (nvidia-smi every 500 ms while timing)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-both}
@@ -50,10 +51,15 @@ if [ "$mode" = check ] || [ "$mode" = both ]; then
   [ "$nfail" -eq 0 ] || { grep -E "FAIL|error" "$OUT/check.log" | head -20; rc=1; }
 fi
 if [ "$mode" = time ] || [ "$mode" = both ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 500 > "$OUT/clocks.csv" 2>&1 &
+  smi_pid=$!
   for dt in $DTYPES; do
-    timeout 550 $bin --dtype $dt --configs "$CONFIGS" --shapes "$SHAPES" --samples $SAMPLES --group $GROUP \
+    timeout 550 $bin --dtype $dt --configs "$CONFIGS" --shapes "$SHAPES" --samples $SAMPLES --rounds ${ROUNDS:-3} --group $GROUP \
       --csv "$OUT/time.csv" --attrs "$OUT/time_attrs.csv" ${HARNESS_ARGS:-} 2>&1 | tee -a "$OUT/time.log" | grep -v '^ATTR' || rc=1
   done
+  kill $smi_pid 2>/dev/null
+  echo "sm clock during timing (MHz): $(awk -F', ' 'NR>1{print $2}' "$OUT/clocks.csv" | sort -n | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
 fi
 smi
 cat "$OUT/gpu.txt"
