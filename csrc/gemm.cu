@@ -27,7 +27,6 @@
 //
 //   SMEM_BYTES = max( NUM_STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2,     // cp.async ring
 //                     BLOCK_M * (BLOCK_N + 8) * 2 )                        // epilogue C tile
-//                + 64                                                       // mbarriers
 //
 // Validity rule (the Rust model mirrors it; docs/gemm-kernel.md):
 //   BLOCK_M, BLOCK_N in {32, 64, 128, 256}; BLOCK_K in {16, 32, 64, 128};
@@ -103,9 +102,13 @@ struct Cfg {
   static constexpr int PIPE_BYTES = NS * (A_STAGE_BYTES + B_STAGE_BYTES);
   static constexpr int C_LD = BN + 8;     // epilogue row pitch in elements
   static constexpr int EPI_BYTES = BM * C_LD * 2;
-  // mbarriers (2 per stage, 8 bytes each) sit after the data, in a 64-byte slot.
   static constexpr int BAR_OFFSET = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
+#if defined(ORIGAMI_MBAR_PIPE)
+  // mbarriers (2 per stage, 8 bytes each) sit after the data, in a 64-byte slot.
   static constexpr int SMEM_BYTES = BAR_OFFSET + 64;
+#else
+  static constexpr int SMEM_BYTES = BAR_OFFSET;
+#endif
   static constexpr int A_CHUNKS = BM * CH;
   static constexpr int B_CHUNKS = BN * CH;
   static constexpr int A_ITERS = (A_CHUNKS + THREADS - 1) / THREADS;
@@ -357,8 +360,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 
   // ---- main loop -----------------------------------------------------------------
   const int KT = (K + BK - 1) / BK;
-#if defined(ORIGAMI_BARRIER_PIPE)
-  // Reference pipeline (v1): one __syncthreads per K tile.
+#if !defined(ORIGAMI_MBAR_PIPE)
+  // Default pipeline: one __syncthreads per K tile.
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
     if (s < KT) load_tile(s, s);
@@ -404,7 +407,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   }
   cp_async_wait<0>();
 #else
-  // mbarrier pipeline: no CTA-wide barrier in the loop.
+  // Variant (-DORIGAMI_MBAR_PIPE): mbarrier pipeline, no CTA-wide barrier in the
+  // loop. Measured on the H200 no faster than the default (docs/gemm-kernel.md).
   //   full[s]  (count THREADS): every thread's cp.async for the tile in slot s
   //            completed (cp.async.mbarrier.arrive.noinc). Consumers wait on it
   //            before their first ldmatrix of that tile.

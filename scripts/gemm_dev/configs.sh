@@ -9,7 +9,7 @@ for nw in 4 8; do for ns in 2 3 4; do
   if [ $nw -eq 4 ]; then wm_=2; elif [ $bm -ge $bn ]; then wm_=4; else wm_=2; fi
   wn_=$((nw / wm_)); wm=$((bm / wm_)); wn=$((bn / wn_))
   pipe=$((ns * (bm + bn) * bk * 2)); epi=$((bm * (bn + 8) * 2))
-  smem=$(( (pipe > epi ? pipe : epi) + 64 ))
+  smem=$(( pipe > epi ? pipe : epi ))
   valid=1
   if [ $((wm % 16)) -ne 0 ] || [ $wm -lt 16 ] || [ $((wn % 16)) -ne 0 ] || [ $wn -lt 16 ]; then valid=0; fi
   if [ $smem -gt $limit ]; then valid=0; fi
