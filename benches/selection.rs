@@ -1,1 +1,66 @@
-fn main(){}
+//! Cost of one full selection (whole config space, both phases) and of a 10000-shape batch
+//! through the library, for the README's speed figures (issue 2 section 8: goal 5 us per
+//! selection on one core).
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use origami::dtype::Dtype;
+use origami::hw::presets::preset;
+use origami::model::family::{family, mma_sync_atom};
+use origami::model::latency::{predict, ModelInputs};
+use origami::model::{ModelConstants, Problem, Selector, Variant};
+
+fn bench_selection(c: &mut Criterion) {
+    let doc = preset("h100-sxm").unwrap();
+    for (fam, variant) in [("triton", Variant::Origami), ("seed", Variant::Seed)] {
+        let s = Selector::new(
+            family(fam).unwrap(),
+            &doc.gpu,
+            &doc.params,
+            &ModelConstants::default(),
+            variant,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        for (m, n, k) in [
+            (4096u64, 4096u64, 4096u64),
+            (128, 14336, 4096),
+            (8192, 53248, 16384),
+        ] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            c.bench_function(
+                &format!("select/{fam}-{}/{m}x{n}x{k}", variant.name()),
+                |b| b.iter(|| black_box(s.select(black_box(&p), false))),
+            );
+        }
+    }
+    let k = ModelConstants::default();
+    let hw = ModelInputs {
+        gpu: &doc.gpu,
+        params: &doc.params,
+        constants: &k,
+        variant: Variant::Origami,
+    };
+    let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+    let atom = mma_sync_atom(Dtype::Fp16);
+    c.bench_function("predict/one_tile_with_breakdown", |b| {
+        b.iter(|| black_box(predict(black_box(&p), (128, 128, 64), 12, atom, &hw)))
+    });
+    c.bench_function("selector_setup/triton", |b| {
+        b.iter(|| {
+            black_box(
+                Selector::new(
+                    family("triton").unwrap(),
+                    &doc.gpu,
+                    &doc.params,
+                    &ModelConstants::default(),
+                    Variant::Origami,
+                    Dtype::Fp16,
+                )
+                .unwrap(),
+            )
+        })
+    });
+}
+
+criterion_group!(benches, bench_selection);
+criterion_main!(benches);

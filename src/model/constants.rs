@@ -118,10 +118,14 @@ impl ModelConstants {
                 msg,
             };
             if !v.is_finite() || v < 0.0 {
-                return Err(err(format!("must be a finite non-negative number (got {v})")));
+                return Err(err(format!(
+                    "must be a finite non-negative number (got {v})"
+                )));
             }
-            if matches!(name, "l2_hit_floor" | "l2_global_overflow_hit" | "tie_band" | "occupancy_decay")
-                && v > 1.0
+            if matches!(
+                name,
+                "l2_hit_floor" | "l2_global_overflow_hit" | "tie_band" | "occupancy_decay"
+            ) && v > 1.0
             {
                 return Err(err(format!("must be at most 1 (got {v})")));
             }
@@ -129,7 +133,10 @@ impl ModelConstants {
                 return Err(err(format!("must be at least 1 (got {v})")));
             }
             let slot = c.slot(name).ok_or_else(|| {
-                err(format!("unknown constant (known: {})", CONSTANT_NAMES.join(", ")))
+                err(format!(
+                    "unknown constant (known: {})",
+                    CONSTANT_NAMES.join(", ")
+                ))
             })?;
             *slot = v;
         }

@@ -200,7 +200,11 @@ impl KernelFamily for TritonFamily {
     }
     /// Eight warps for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages.
     fn launch_preference(&self, c: &Config) -> u32 {
-        let want_w = if c.block_m * c.block_n >= 128 * 128 { 8 } else { 4 };
+        let want_w = if c.block_m * c.block_n >= 128 * 128 {
+            8
+        } else {
+            4
+        };
         let w = u32::from(c.num_warps != want_w);
         let s = match c.num_stages {
             3 => 0,
@@ -259,7 +263,10 @@ mod tests {
             num_warps: 8,
             num_stages: 3,
         };
-        assert_eq!(TritonFamily.smem_bytes(&c, Dtype::Fp16), 3 * (128 * 64 * 2) * 2);
+        assert_eq!(
+            TritonFamily.smem_bytes(&c, Dtype::Fp16),
+            3 * (128 * 64 * 2) * 2
+        );
     }
 
     #[test]

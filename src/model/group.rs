@@ -29,17 +29,53 @@ pub struct GroupCost {
     pub cost: u64,
 }
 
-/// Footprint cost of one group size.
-pub fn group_cost(grid_m: u64, grid_n: u64, active: u64, block_m: u32, block_n: u32, group_m: u32) -> GroupCost {
+/// Footprint cost of one group size, in closed form. The first `n` program ids fill
+/// q = n / (G grid_N) whole groups, which cover min(q G, grid_M) rows and every column,
+/// then `rem` ids of group q, which cover min(rows of group q, rem) rows and, when no whole
+/// group precedes, ceil(rem / rows of group q) columns.
+pub fn group_cost(
+    grid_m: u64,
+    grid_n: u64,
+    active: u64,
+    block_m: u32,
+    block_n: u32,
+    group_m: u32,
+) -> GroupCost {
     let g = u64::from(group_m).max(1);
     let n = active.min(grid_m * grid_n);
-    let mut rows: Vec<u64> = Vec::with_capacity(n as usize);
-    let mut cols: Vec<u64> = Vec::with_capacity(n as usize);
-    for pid in 0..n {
-        let (r, c) = grouped_tile(pid, grid_m, grid_n, g);
-        rows.push(r);
-        cols.push(c);
+    let width = g * grid_n;
+    let (q, rem) = (n / width, n % width);
+    let full_rows = (q * g).min(grid_m);
+    let (mut rows, mut cols) = (full_rows, if q > 0 { grid_n } else { 0 });
+    if rem > 0 {
+        let gsz = (grid_m - q * g).min(g);
+        rows += gsz.min(rem);
+        if q == 0 {
+            cols = rem.div_ceil(gsz).min(grid_n);
+        }
     }
+    GroupCost {
+        group_m,
+        unique_rows: rows,
+        unique_cols: cols,
+        cost: rows * u64::from(block_m) + cols * u64::from(block_n),
+    }
+}
+
+/// The same cost by walking the launch order (the definition; used to test the closed form).
+pub fn group_cost_simulated(
+    grid_m: u64,
+    grid_n: u64,
+    active: u64,
+    block_m: u32,
+    block_n: u32,
+    group_m: u32,
+) -> GroupCost {
+    let g = u64::from(group_m).max(1);
+    let n = active.min(grid_m * grid_n);
+    let (mut rows, mut cols): (Vec<u64>, Vec<u64>) = (0..n)
+        .map(|pid| grouped_tile(pid, grid_m, grid_n, g))
+        .unzip();
     rows.sort_unstable();
     rows.dedup();
     cols.sort_unstable();
@@ -54,7 +90,13 @@ pub fn group_cost(grid_m: u64, grid_n: u64, active: u64, block_m: u32, block_n: 
 }
 
 /// The phase-2 table and the winner (minimum cost, ties to the smallest group size).
-pub fn choose_group(grid_m: u64, grid_n: u64, active: u64, block_m: u32, block_n: u32) -> (u32, Vec<GroupCost>) {
+pub fn choose_group(
+    grid_m: u64,
+    grid_n: u64,
+    active: u64,
+    block_m: u32,
+    block_n: u32,
+) -> (u32, Vec<GroupCost>) {
     let table: Vec<GroupCost> = GROUP_SIZES
         .iter()
         .map(|&g| group_cost(grid_m, grid_n, active, block_m, block_n, g))
@@ -85,10 +127,29 @@ mod tests {
     fn every_tile_visited_once() {
         let (gm, gn) = (7, 5);
         for g in GROUP_SIZES {
-            let mut seen: Vec<_> = (0..gm * gn).map(|p| grouped_tile(p, gm, gn, u64::from(g))).collect();
+            let mut seen: Vec<_> = (0..gm * gn)
+                .map(|p| grouped_tile(p, gm, gn, u64::from(g)))
+                .collect();
             seen.sort();
             seen.dedup();
             assert_eq!(seen.len() as u64, gm * gn, "group {g}");
+        }
+    }
+
+    #[test]
+    fn closed_form_matches_the_launch_order() {
+        for gm in 1..=20u64 {
+            for gn in 1..=20u64 {
+                for active in [1u64, 3, 7, 16, 33, 100, 132, 500] {
+                    for g in GROUP_SIZES {
+                        assert_eq!(
+                            group_cost(gm, gn, active, 64, 32, g),
+                            group_cost_simulated(gm, gn, active, 64, 32, g),
+                            "grid {gm}x{gn} active {active} g {g}"
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -35,6 +35,9 @@ pub struct L2Estimate {
     pub working_set_bytes: f64,
     /// The hit rate the model uses.
     pub hit: f64,
+    /// Unique A and B tile bytes of the resident tiles in the kernel's launch order
+    /// (origami variant; 0 in the seed variant, which does not use it).
+    pub resident_footprint_bytes: f64,
 }
 
 fn ceil_div(a: u64, b: u64) -> u64 {
@@ -44,6 +47,7 @@ fn ceil_div(a: u64, b: u64) -> u64 {
 /// Super-group shape (rows, columns of tiles) before shrinking, with the wrap-around rule.
 /// `along` is the extent of the grouped direction, `across` the other one; returns
 /// (grouped, other).
+#[inline(always)]
 fn super_group(group: u64, along: u64, across: u64, active: u64) -> (u64, u64) {
     let mut g = group.min(along);
     let mut o = ceil_div(active, g.max(1));
@@ -57,6 +61,7 @@ fn super_group(group: u64, along: u64, across: u64, active: u64) -> (u64, u64) {
 
 /// Hit rate from a super-group of `tm` x `tn` tiles: A tiles are reused by `tn` columns,
 /// B tiles by `tm` rows.
+#[inline(always)]
 fn local_hit(tm: u64, tn: u64, a: f64, b: f64) -> f64 {
     let (tm, tn) = (tm as f64, tn as f64);
     let uncached = tm * a + tn * b;
@@ -64,6 +69,7 @@ fn local_hit(tm: u64, tn: u64, a: f64, b: f64) -> f64 {
     ((total - uncached) / total).clamp(0.0, 1.0)
 }
 
+#[inline(always)]
 fn shrink_to_fit(mut tm: u64, mut tn: u64, i: &L2Input) -> (u64, u64) {
     let fp = |tm: u64, tn: u64| tm as f64 * i.a_tile_bytes + tn as f64 * i.b_tile_bytes;
     while fp(tm, tn) > i.l2_bytes {
@@ -79,6 +85,7 @@ fn shrink_to_fit(mut tm: u64, mut tn: u64, i: &L2Input) -> (u64, u64) {
 }
 
 /// Seed 000's hit rate (WGM along N, 0.5 cap on overflow).
+#[inline(always)]
 pub fn hit_seed(i: &L2Input, k: &ModelConstants) -> L2Estimate {
     let (tn, tm) = super_group(i.group_m, i.grid_n, i.grid_m, i.active_sms);
     let (tm, tn) = shrink_to_fit(tm, tn, i);
@@ -95,13 +102,16 @@ pub fn hit_seed(i: &L2Input, k: &ModelConstants) -> L2Estimate {
         local_hit: local,
         working_set_bytes: ws,
         hit,
+        resident_footprint_bytes: 0.0,
     }
 }
 
 /// The Origami hit rate, super-group oriented like Triton's GROUP_SIZE_M (rows, M fastest).
+#[inline(always)]
 pub fn hit_origami(i: &L2Input, k: &ModelConstants) -> L2Estimate {
-    let (tm, tn) = super_group(i.group_m, i.grid_m, i.grid_n, i.active_sms);
-    let (tm, tn) = shrink_to_fit(tm, tn, i);
+    let (gm, gn) = super_group(i.group_m, i.grid_m, i.grid_n, i.active_sms);
+    let resident = gm as f64 * i.a_tile_bytes + gn as f64 * i.b_tile_bytes;
+    let (tm, tn) = shrink_to_fit(gm, gn, i);
     let local = local_hit(tm, tn, i.a_tile_bytes, i.b_tile_bytes);
     let ws = i.grid_m as f64 * i.a_tile_bytes + i.grid_n as f64 * i.b_tile_bytes;
     let global = if ws > i.l2_bytes {
@@ -119,11 +129,13 @@ pub fn hit_origami(i: &L2Input, k: &ModelConstants) -> L2Estimate {
         local_hit: local,
         working_set_bytes: ws,
         hit,
+        resident_footprint_bytes: resident,
     }
 }
 
 /// Unique bytes of the A and B tiles that the concurrently resident tiles need per K step
 /// (the origami variant's floor on DRAM traffic): the super-group before shrinking.
+#[inline(always)]
 pub fn resident_footprint_bytes(i: &L2Input) -> f64 {
     let (tm, tn) = super_group(i.group_m, i.grid_m, i.grid_n, i.active_sms);
     tm as f64 * i.a_tile_bytes + tn as f64 * i.b_tile_bytes

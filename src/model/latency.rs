@@ -104,8 +104,74 @@ pub fn output_bytes_per_element(dtype: Dtype) -> f64 {
     }
 }
 
+/// Ceiling division, by a shift when the divisor is a power of two (tile and MMA sizes
+/// always are): the selection's hot path does a dozen of these per config.
+#[inline]
+pub fn ceil_div(a: u64, b: u64) -> u64 {
+    if b.is_power_of_two() {
+        let s = b.trailing_zeros();
+        (a >> s) + u64::from(a & (b - 1) != 0)
+    } else {
+        a.div_ceil(b.max(1))
+    }
+}
+
 fn round_up(x: f64, q: f64) -> f64 {
     (x / q).ceil() * q
+}
+
+/// The problem-independent numbers of one tile: Algorithm 3 and the bytes each SM loads
+/// per K iteration. A selector computes them once per tile.
+#[derive(Debug, Clone, Copy)]
+pub struct TileStatic {
+    pub bm: u64,
+    pub bn: u64,
+    pub bk: u64,
+    pub n_mma: u64,
+    pub l_mma_per_instr: f64,
+    pub l_compute: f64,
+    pub a_tile_bytes: f64,
+    pub b_tile_bytes: f64,
+    pub load_a_bytes: f64,
+    pub load_b_bytes: f64,
+    /// Output rows per tile as written (the origami variant rounds BM to 128 bytes).
+    pub out_m: f64,
+}
+
+impl TileStatic {
+    pub fn new(
+        tile: (u32, u32, u32),
+        dtype: Dtype,
+        atom: MmaAtom,
+        hw: &ModelInputs<'_>,
+    ) -> TileStatic {
+        let k = hw.constants;
+        let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
+        let bytes = dtype.bytes();
+        // Algorithm 3: compute latency of one K iteration.
+        let n_mma = ceil_div(bm, u64::from(atom.m))
+            * ceil_div(bn, u64::from(atom.n))
+            * ceil_div(bk, u64::from(atom.k));
+        let l_mma_per_instr = hw.params.mma_latency / f64::from(hw.gpu.tensor_cores_per_sm.max(1));
+        let a_tile_bytes = (bm * bk) as f64 * bytes;
+        let b_tile_bytes = (bk * bn) as f64 * bytes;
+        TileStatic {
+            bm,
+            bn,
+            bk,
+            n_mma,
+            l_mma_per_instr,
+            l_compute: l_mma_per_instr * n_mma as f64,
+            a_tile_bytes,
+            b_tile_bytes,
+            load_a_bytes: round_up(a_tile_bytes, k.transaction_bytes),
+            load_b_bytes: round_up(b_tile_bytes, k.transaction_bytes),
+            out_m: match hw.variant {
+                Variant::Seed => bm as f64,
+                Variant::Origami => round_up(bm as f64 * bytes, k.transaction_bytes) / bytes,
+            },
+        }
+    }
 }
 
 /// Predict the latency of one tile (BM, BN, BK) with launch grouping `group_m` (phase 1
@@ -117,20 +183,21 @@ pub fn predict(
     atom: MmaAtom,
     hw: &ModelInputs<'_>,
 ) -> Breakdown {
+    predict_with(&TileStatic::new(tile, p.dtype, atom, hw), p, group_m, hw)
+}
+
+/// `predict` with the tile's static numbers precomputed (the selector's hot path).
+#[inline(always)]
+pub fn predict_with(t: &TileStatic, p: &Problem, group_m: u32, hw: &ModelInputs<'_>) -> Breakdown {
     let k = hw.constants;
     let prm = hw.params;
-    let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
-    let bytes = p.dtype.bytes();
+    let (bm, bn, bk) = (t.bm, t.bn, t.bk);
     let sms = u64::from(hw.gpu.sm_count.max(1));
-
-    // Algorithm 3: compute latency of one K iteration.
-    let n_mma = bm.div_ceil(u64::from(atom.m)) * bn.div_ceil(u64::from(atom.n)) * bk.div_ceil(u64::from(atom.k));
-    let l_mma_per_instr = prm.mma_latency / f64::from(hw.gpu.tensor_cores_per_sm.max(1));
-    let l_compute = l_mma_per_instr * n_mma as f64;
+    let (n_mma, l_mma_per_instr, l_compute) = (t.n_mma, t.l_mma_per_instr, t.l_compute);
 
     // Algorithm 4: occupancy.
-    let grid_m = p.m.div_ceil(bm);
-    let grid_n = p.n.div_ceil(bn);
+    let grid_m = ceil_div(p.m, bm);
+    let grid_n = ceil_div(p.n, bn);
     let total_tiles = grid_m * grid_n;
     let active_sms = total_tiles.min(sms);
     let num_waves = total_tiles.div_ceil(sms);
@@ -141,8 +208,8 @@ pub fn predict(
         grid_n,
         active_sms,
         group_m: u64::from(group_m.max(1)),
-        a_tile_bytes: (bm * bk) as f64 * bytes,
-        b_tile_bytes: (bk * bn) as f64 * bytes,
+        a_tile_bytes: t.a_tile_bytes,
+        b_tile_bytes: t.b_tile_bytes,
         l2_bytes: hw.gpu.l2_bytes as f64,
     };
     let l2 = match hw.variant {
@@ -151,8 +218,7 @@ pub fn predict(
     };
 
     // Algorithm 7: memory latency of one K iteration.
-    let load_a_bytes = round_up(l2_in.a_tile_bytes, k.transaction_bytes);
-    let load_b_bytes = round_up(l2_in.b_tile_bytes, k.transaction_bytes);
+    let (load_a_bytes, load_b_bytes) = (t.load_a_bytes, t.load_b_bytes);
     let per_sm_load_bytes = (load_a_bytes + load_b_bytes).max(k.min_load_per_sm_bytes);
     let active = active_sms as f64;
     let total_load_bytes = per_sm_load_bytes * active;
@@ -161,7 +227,10 @@ pub fn predict(
     let dram_bw_fraction = (prm.dram_bw_coeff * active).min(1.0);
     let dram_bw = prm.dram_perf_ratio * dram_bw_fraction;
     let miss_bytes = (1.0 - l2.hit) * total_load_bytes;
-    let resident = resident_footprint_bytes(&l2_in);
+    let resident = match hw.variant {
+        Variant::Origami => l2.resident_footprint_bytes,
+        Variant::Seed => resident_footprint_bytes(&l2_in),
+    };
     let load_dram_bytes = match hw.variant {
         Variant::Seed => miss_bytes,
         Variant::Origami => miss_bytes.max(resident),
@@ -174,20 +243,22 @@ pub fn predict(
     let l_mem = l_l2.max(l_dram);
 
     // Work utilization.
-    let launched = (grid_m * bm) as f64 * (grid_n * bn) as f64 * (p.k.div_ceil(bk) * bk) as f64;
+    let launched = (grid_m * bm) as f64 * (grid_n * bn) as f64 * (ceil_div(p.k, bk) * bk) as f64;
     let utilization = (p.m as f64 * p.n as f64 * p.k as f64) / launched;
     let penalty = 1.0 / utilization;
 
     // Algorithm 8: tile latency.
-    let occ = k.occupancy_decay.powf(k.occupancy);
-    let l_prologue = k.prologue_factor * l_mem * penalty * occ;
-    let out_m = match hw.variant {
-        Variant::Seed => bm as f64,
-        Variant::Origami => round_up(bm as f64 * bytes, k.transaction_bytes) / bytes,
+    let occ = if k.occupancy == 1.0 {
+        k.occupancy_decay
+    } else {
+        k.occupancy_decay.powf(k.occupancy)
     };
-    let output_bytes = active * out_m * bn as f64 * output_bytes_per_element(p.dtype);
-    let num_iter = p.k.div_ceil(bk).saturating_sub(1).max(1);
-    let k_rem = p.k % bk;
+    let l_prologue = k.prologue_factor * l_mem * penalty * occ;
+    let output_bytes = active * t.out_m * bn as f64 * output_bytes_per_element(p.dtype);
+    let num_iter = ceil_div(p.k, bk).saturating_sub(1).max(1);
+    // K mod BK without a division: K minus the whole iterations before the last.
+    let k_rem = p.k - (ceil_div(p.k, bk) - 1) * bk;
+    let k_rem = if k_rem == bk { 0 } else { k_rem };
     let k_pad_penalty = if k_rem != 0 {
         (k_rem as f64 / p.k as f64) * k.k_padding_cycles
     } else {
@@ -253,7 +324,8 @@ pub fn default_group_m(sm_count: u32) -> u32 {
 /// Work utilization M N K / (launched M x launched N x launched K) (seed 000 section 3.5).
 pub fn work_utilization(m: u64, n: u64, k: u64, tile: (u32, u32, u32)) -> f64 {
     let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
-    let launched = (m.div_ceil(bm) * bm) as f64 * (n.div_ceil(bn) * bn) as f64 * (k.div_ceil(bk) * bk) as f64;
+    let launched =
+        (m.div_ceil(bm) * bm) as f64 * (n.div_ceil(bn) * bn) as f64 * (k.div_ceil(bk) * bk) as f64;
     m as f64 * n as f64 * k as f64 / launched
 }
 
@@ -279,11 +351,20 @@ mod tests {
             variant: Variant::Seed,
         };
         let p = Problem::new(2048, 2048, 2048, Dtype::Fp16).unwrap();
-        let b = predict(&p, (128, 256, 64), default_group_m(128), mma_sync_atom(Dtype::Fp16), &hw);
+        let b = predict(
+            &p,
+            (128, 256, 64),
+            default_group_m(128),
+            mma_sync_atom(Dtype::Fp16),
+            &hw,
+        );
         assert_eq!(default_group_m(128), 12);
         assert_eq!(b.n_mma, 1024);
         assert_eq!(b.l_compute, 8448.0);
-        assert_eq!((b.grid_m, b.grid_n, b.total_tiles, b.active_sms, b.num_waves), (16, 8, 128, 128, 1));
+        assert_eq!(
+            (b.grid_m, b.grid_n, b.total_tiles, b.active_sms, b.num_waves),
+            (16, 8, 128, 128, 1)
+        );
         assert!((b.l2.hit - 0.917).abs() < 5e-4, "{}", b.l2.hit);
         assert_eq!(b.load_a_bytes, 16_384.0);
         assert_eq!(b.load_b_bytes, 32_768.0);

@@ -10,6 +10,7 @@ pub mod l2;
 pub mod latency;
 pub mod problem;
 pub mod select;
+pub mod shapes;
 
 pub use constants::ModelConstants;
 pub use family::{family, KernelFamily, FAMILY_NAMES};

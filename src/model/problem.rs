@@ -144,7 +144,11 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
             "g" => c.group_m = num(val, "GROUP_SIZE_M")?,
             "w" => c.num_warps = num(val, "num_warps")?,
             "s" => c.num_stages = num(val, "num_stages")?,
-            _ => return Err(format!("config '{text}': unknown part '{p}' (use gG, wW, sS)")),
+            _ => {
+                return Err(format!(
+                    "config '{text}': unknown part '{p}' (use gG, wW, sS)"
+                ))
+            }
         }
     }
     Ok(c)
@@ -157,10 +161,22 @@ mod tests {
     #[test]
     fn dims_validated() {
         assert_eq!(parse_dim("M", "4096").unwrap(), 4096);
-        assert!(parse_dim("M", "0").unwrap_err().to_string().contains("M: must be at least 1"));
-        assert!(parse_dim("N", "-5").unwrap_err().to_string().contains("negative"));
-        assert!(parse_dim("K", "abc").unwrap_err().to_string().contains("not a whole number"));
-        assert!(parse_dim("K", "2147483649").unwrap_err().to_string().contains("2^31"));
+        assert!(parse_dim("M", "0")
+            .unwrap_err()
+            .to_string()
+            .contains("M: must be at least 1"));
+        assert!(parse_dim("N", "-5")
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
+        assert!(parse_dim("K", "abc")
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole number"));
+        assert!(parse_dim("K", "2147483649")
+            .unwrap_err()
+            .to_string()
+            .contains("2^31"));
         assert_eq!(parse_dim("K", "2147483648").unwrap(), 1 << 31);
     }
 

@@ -17,7 +17,7 @@ use crate::hw::{GpuDesc, ModelParams};
 use super::constants::ModelConstants;
 use super::family::{Candidate, KernelFamily, MmaAtom};
 use super::group::{choose_group, GroupCost};
-use super::latency::{default_group_m, predict, Breakdown, ModelInputs, Variant};
+use super::latency::{default_group_m, predict_with, Breakdown, ModelInputs, TileStatic, Variant};
 use super::problem::{Config, Problem};
 
 /// One tile of the family with its configs.
@@ -28,6 +28,10 @@ struct TileEntry {
     feasible: Vec<Candidate>,
     /// Rejected configs of this tile.
     rejected: Vec<Candidate>,
+    /// Tile arithmetic intensity (ranking key).
+    intensity: f64,
+    /// Problem-independent model numbers of the tile.
+    stat: TileStatic,
 }
 
 /// Precomputed feasibility of a family on one GPU for one dtype.
@@ -59,8 +63,11 @@ pub struct Ranked {
 pub struct Selection {
     pub problem: Problem,
     pub phase1_group_m: u32,
-    /// Feasible configs, best first; the first is the pick (its GROUP_SIZE_M from phase 2).
-    pub ranked: Vec<Ranked>,
+    /// The pick: the best tile's preferred launch, GROUP_SIZE_M from phase 2.
+    pub pick: Ranked,
+    /// (tile index, predicted cycles) of every tile with a feasible config, in family
+    /// order; `Selector::ranked` orders and expands them.
+    pub scores: Vec<(usize, f64)>,
     /// Rejected configs with their predicted latency and reason (filled when asked).
     pub rejected: Vec<Ranked>,
     /// Phase-2 table for the picked tile.
@@ -98,6 +105,18 @@ impl<'a> Selector<'a> {
                         tile: t,
                         feasible: Vec::new(),
                         rejected: Vec::new(),
+                        intensity: c.config.tile_intensity(),
+                        stat: TileStatic::new(
+                            t,
+                            dtype,
+                            family.mma_atom(dtype),
+                            &ModelInputs {
+                                gpu,
+                                params,
+                                constants,
+                                variant,
+                            },
+                        ),
                     });
                     tiles.len() - 1
                 }
@@ -147,7 +166,7 @@ impl<'a> Selector<'a> {
 
     /// Predicted latency of a tile at a group size (cycles), with its breakdown.
     pub fn predict_tile(&self, p: &Problem, tile: (u32, u32, u32), group_m: u32) -> Breakdown {
-        predict(p, tile, group_m, self.atom, &self.inputs())
+        super::latency::predict(p, tile, group_m, self.atom, &self.inputs())
     }
 
     /// Cycles to microseconds at the description's SM clock.
@@ -161,24 +180,18 @@ impl<'a> Selector<'a> {
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
         // Phase 1: score every tile with a feasible config.
-        let mut scored: Vec<(usize, f64)> = self
+        let scored: Vec<(usize, f64)> = self
             .tiles
             .iter()
             .enumerate()
             .filter(|(_, e)| !e.feasible.is_empty())
-            .map(|(i, e)| (i, predict(p, e.tile, g1, self.atom, &hw).l_total))
+            .map(|(i, e)| (i, predict_with(&e.stat, p, g1, &hw).l_total))
             .collect();
-        self.rank(p, &mut scored);
+        let (best_idx, best_lat) = self.best(p, &scored);
 
-        let mut ranked = Vec::with_capacity(self.feasible_count());
-        for &(i, lat) in &scored {
-            for c in &self.tiles[i].feasible {
-                ranked.push(self.ranked(c, lat));
-            }
-        }
         // Phase 2 for the winning tile.
-        let best = self.tiles[scored[0].0].tile;
-        let pick_breakdown = predict(p, best, g1, self.atom, &hw);
+        let best = self.tiles[best_idx].tile;
+        let pick_breakdown = predict_with(&self.tiles[best_idx].stat, p, g1, &hw);
         let (g, phase2) = choose_group(
             pick_breakdown.grid_m,
             pick_breakdown.grid_n,
@@ -186,11 +199,8 @@ impl<'a> Selector<'a> {
             best.0,
             best.1,
         );
-        for r in ranked.iter_mut().filter(|r| {
-            (r.config.block_m, r.config.block_n, r.config.block_k) == best
-        }) {
-            r.config.group_m = g;
-        }
+        let mut pick = self.ranked_entry(&self.tiles[best_idx].feasible[0], best_lat);
+        pick.config.group_m = g;
         let rejected = if with_rejected {
             let mut v: Vec<Ranked> = self
                 .tiles
@@ -199,13 +209,17 @@ impl<'a> Selector<'a> {
                     let lat = if e.rejected.is_empty() {
                         0.0
                     } else {
-                        predict(p, e.tile, g1, self.atom, &hw).l_total
+                        predict_with(&e.stat, p, g1, &hw).l_total
                     };
                     e.rejected.iter().map(move |c| (c, lat))
                 })
-                .map(|(c, lat)| self.ranked(c, lat))
+                .map(|(c, lat)| self.ranked_entry(c, lat))
                 .collect();
-            v.sort_by(|a, b| a.latency_cycles.total_cmp(&b.latency_cycles).then(a.config.cmp(&b.config)));
+            v.sort_by(|a, b| {
+                a.latency_cycles
+                    .total_cmp(&b.latency_cycles)
+                    .then(a.config.cmp(&b.config))
+            });
             v
         } else {
             Vec::new()
@@ -213,14 +227,36 @@ impl<'a> Selector<'a> {
         Selection {
             problem: *p,
             phase1_group_m: g1,
-            ranked,
+            pick,
+            scores: scored,
             rejected,
             phase2,
             pick_breakdown,
         }
     }
 
-    fn ranked(&self, c: &Candidate, lat: f64) -> Ranked {
+    /// The first `limit` feasible configs in rank order (every launch of a tile, most
+    /// preferred first); the pick's tile carries the phase-2 GROUP_SIZE_M.
+    pub fn ranked(&self, sel: &Selection, limit: usize) -> Vec<Ranked> {
+        let mut order = sel.scores.clone();
+        self.rank(&sel.problem, &mut order);
+        let mut out = Vec::new();
+        for &(i, lat) in &order {
+            for c in &self.tiles[i].feasible {
+                if out.len() >= limit {
+                    return out;
+                }
+                let mut r = self.ranked_entry(c, lat);
+                if c.config.same_tile(&sel.pick.config) {
+                    r.config.group_m = sel.pick.config.group_m;
+                }
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    fn ranked_entry(&self, c: &Candidate, lat: f64) -> Ranked {
         Ranked {
             config: c.config,
             latency_cycles: lat,
@@ -231,42 +267,70 @@ impl<'a> Selector<'a> {
         }
     }
 
+    /// The first tile of `rank`'s order, found in one pass: the lowest latency (seed:
+    /// exact ties to the higher intensity, then the smaller tile); origami: among the
+    /// tiles within the tie band of the best, the first by the band's keys.
+    fn best(&self, p: &Problem, scored: &[(usize, f64)]) -> (usize, f64) {
+        let mut best = scored[0];
+        match self.variant {
+            Variant::Seed => {
+                for &s in &scored[1..] {
+                    if self.seed_order(s, best) == Ordering::Less {
+                        best = s;
+                    }
+                }
+            }
+            Variant::Origami => {
+                let min = scored.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+                let limit = min * (1.0 + self.constants.tie_band);
+                let mut band = scored.iter().filter(|s| s.1 <= limit);
+                best = *band.next().expect("the minimum is in the band");
+                for &s in band {
+                    if self.band_order(p, s, best) == Ordering::Less {
+                        best = s;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Seed order: latency, then higher intensity, then the smaller tile.
+    fn seed_order(&self, a: (usize, f64), b: (usize, f64)) -> Ordering {
+        let (ta, tb) = (&self.tiles[a.0], &self.tiles[b.0]);
+        a.1.total_cmp(&b.1)
+            .then_with(|| tb.intensity.total_cmp(&ta.intensity))
+            .then_with(|| ta.tile.cmp(&tb.tile))
+    }
+
+    /// Origami tie-band order: higher intensity, then the orientation preference (M > N:
+    /// larger BLOCK_M; N > M: larger BLOCK_N), then larger BM, BN, BK.
+    fn band_order(&self, p: &Problem, a: (usize, f64), b: (usize, f64)) -> Ordering {
+        let (ta, tb) = (&self.tiles[a.0], &self.tiles[b.0]);
+        let orient = |t: (u32, u32, u32)| -> u32 {
+            match p.m.cmp(&p.n) {
+                Ordering::Greater => t.0,
+                Ordering::Less => t.1,
+                Ordering::Equal => 0,
+            }
+        };
+        tb.intensity
+            .total_cmp(&ta.intensity)
+            .then_with(|| orient(tb.tile).cmp(&orient(ta.tile)))
+            .then_with(|| tb.tile.0.cmp(&ta.tile.0))
+            .then_with(|| tb.tile.1.cmp(&ta.tile.1))
+            .then_with(|| tb.tile.2.cmp(&ta.tile.2))
+    }
+
     /// Order scored tiles (index, latency) best first, per the variant's rule.
     fn rank(&self, p: &Problem, scored: &mut [(usize, f64)]) {
-        let tile = |i: usize| self.tiles[i].tile;
-        let ai = |i: usize| {
-            let (m, n, k) = tile(i);
-            let (m, n, k) = (f64::from(m), f64::from(n), f64::from(k));
-            2.0 * m * n * k / (m * k + n * k + m * n)
-        };
         match self.variant {
-            Variant::Seed => scored.sort_by(|a, b| {
-                a.1.total_cmp(&b.1)
-                    .then_with(|| ai(b.0).total_cmp(&ai(a.0)))
-                    .then_with(|| tile(a.0).cmp(&tile(b.0)))
-            }),
+            Variant::Seed => scored.sort_by(|a, b| self.seed_order(*a, *b)),
             Variant::Origami => {
                 scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-                let best = scored[0].1;
-                let limit = best * (1.0 + self.constants.tie_band);
+                let limit = scored[0].1 * (1.0 + self.constants.tie_band);
                 let band = scored.iter().take_while(|s| s.1 <= limit).count();
-                let orient = |i: usize| -> u32 {
-                    let (m, n, _) = tile(i);
-                    match p.m.cmp(&p.n) {
-                        Ordering::Greater => m,
-                        Ordering::Less => n,
-                        Ordering::Equal => 0,
-                    }
-                };
-                scored[..band].sort_by(|a, b| {
-                    let (ta, tb) = (tile(a.0), tile(b.0));
-                    ai(b.0)
-                        .total_cmp(&ai(a.0))
-                        .then_with(|| orient(b.0).cmp(&orient(a.0)))
-                        .then_with(|| tb.0.cmp(&ta.0))
-                        .then_with(|| tb.1.cmp(&ta.1))
-                        .then_with(|| tb.2.cmp(&ta.2))
-                });
+                scored[..band].sort_by(|a, b| self.band_order(p, *a, *b));
             }
         }
     }
@@ -280,8 +344,18 @@ mod tests {
 
     fn pick(variant: Variant, gpu: &str, fam: &dyn KernelFamily, m: u64, n: u64, k: u64) -> Config {
         let doc = preset(gpu).unwrap();
-        let s = Selector::new(fam, &doc.gpu, &doc.params, &ModelConstants::default(), variant, Dtype::Fp16).unwrap();
-        s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false).ranked[0].config
+        let s = Selector::new(
+            fam,
+            &doc.gpu,
+            &doc.params,
+            &ModelConstants::default(),
+            variant,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false)
+            .pick
+            .config
     }
 
     fn tile_g(c: Config) -> (u32, u32, u32, u32) {
@@ -301,6 +375,40 @@ mod tests {
         for (s, want) in cases {
             let got = tile_g(pick(Variant::Seed, "rtx4090", &SeedFamily, s, s, s));
             assert_eq!(got, want, "{s}^3");
+        }
+    }
+
+    #[test]
+    fn one_pass_pick_is_the_first_of_the_full_ranking() {
+        let doc = preset("h100-sxm").unwrap();
+        for variant in [Variant::Seed, Variant::Origami] {
+            for fam in [&SeedFamily as &dyn KernelFamily, &TritonFamily] {
+                let s = Selector::new(
+                    fam,
+                    &doc.gpu,
+                    &doc.params,
+                    &ModelConstants::default(),
+                    variant,
+                    Dtype::Fp16,
+                )
+                .unwrap();
+                for (m, n, k) in [
+                    (64, 64, 64),
+                    (128, 14336, 4096),
+                    (16384, 64, 4096),
+                    (4096, 4096, 4096),
+                    (1000, 3000, 777),
+                ] {
+                    let sel = s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false);
+                    let first = s.ranked(&sel, 1)[0].config;
+                    assert_eq!(
+                        first,
+                        sel.pick.config,
+                        "{variant:?} {} {m}x{n}x{k}",
+                        fam.name()
+                    );
+                }
+            }
         }
     }
 

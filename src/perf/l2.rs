@@ -182,7 +182,7 @@ mod tests {
         for raster in [Raster::AlongM, Raster::AlongN] {
             for s in [1, 2, 3, 8] {
                 let (gm, gn) = (5, 7);
-                let mut seen = vec![false; 35];
+                let mut seen = [false; 35];
                 for i in 0..35 {
                     let (m, n) = cluster_coords(i, gm, gn, raster, s);
                     assert!(m < gm && n < gn);

@@ -1,1 +1,4 @@
-//! (module under construction)
+//! Writers for people and programs: text tables, JSON, CSV (and plots, where a picture
+//! says more).
+
+pub mod selection;

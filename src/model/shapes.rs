@@ -1,0 +1,121 @@
+//! Problem-size lists: CSV files with columns M, N, K and an optional dtype (the format of
+//! shared/data/seed_shapes.csv), shared by `origami-select --shapes` and the bench.
+
+use std::path::Path;
+
+use crate::dtype::Dtype;
+
+use super::problem::{parse_dim, Problem};
+
+/// A bad shape file, naming the file, row and column.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {msg}")]
+pub struct ShapesError {
+    pub path: String,
+    pub msg: String,
+}
+
+/// Read a shape list; rows without a dtype get `default_dtype`.
+pub fn read_shapes(path: &Path, default_dtype: Dtype) -> Result<Vec<Problem>, ShapesError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ShapesError {
+        path: path.display().to_string(),
+        msg: format!("cannot read shape list: {e}"),
+    })?;
+    parse_shapes(&text, &path.display().to_string(), default_dtype)
+}
+
+/// Parse a shape list from text; `origin` names it in errors.
+pub fn parse_shapes(
+    text: &str,
+    origin: &str,
+    default_dtype: Dtype,
+) -> Result<Vec<Problem>, ShapesError> {
+    let err = |msg: String| ShapesError {
+        path: origin.to_string(),
+        msg,
+    };
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let headers = rdr
+        .headers()
+        .map_err(|e| err(format!("bad header: {e}")))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+    let (cm, cn, ck) = match (col("M"), col("N"), col("K")) {
+        (Some(m), Some(n), Some(k)) => (m, n, k),
+        _ => {
+            return Err(err(format!(
+                "missing column: the header must name M, N and K (got: {})",
+                headers.iter().collect::<Vec<_>>().join(",")
+            )))
+        }
+    };
+    let cd = col("dtype");
+    let mut out = Vec::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.map_err(|e| err(format!("line {line}: {e}")))?;
+        let field = |c: usize, name: &str| -> Result<u64, ShapesError> {
+            let v = rec.get(c).unwrap_or("");
+            parse_dim(name, v).map_err(|e| err(format!("line {line}: {e}")))
+        };
+        let dtype = match cd.and_then(|c| rec.get(c)).filter(|s| !s.is_empty()) {
+            Some(s) => s
+                .parse::<Dtype>()
+                .map_err(|e| err(format!("line {line}: column dtype: {e}")))?,
+            None => default_dtype,
+        };
+        out.push(Problem {
+            m: field(cm, "M")?,
+            n: field(cn, "N")?,
+            k: field(ck, "K")?,
+            dtype,
+        });
+    }
+    if out.is_empty() {
+        return Err(err("no shapes (the file has a header but no rows)".into()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_with_and_without_dtype() {
+        let v = parse_shapes("M,N,K,dtype\n1,2,3,bf16\n4,5,6,\n", "t", Dtype::Fp16).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].dtype, Dtype::Bf16);
+        assert_eq!((v[1].m, v[1].n, v[1].k, v[1].dtype), (4, 5, 6, Dtype::Fp16));
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = parse_shapes("M,N,K\n1,2,x\n", "t.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.csv") && e.contains("line 2") && e.contains("K"),
+            "{e}"
+        );
+        let e = parse_shapes("M,N\n1,2\n", "t.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing column"), "{e}");
+        let e = parse_shapes("M,N,K,dtype\n1,2,3,fp64\n", "t.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fp64"), "{e}");
+        assert!(parse_shapes("M,N,K\n", "t.csv", Dtype::Fp16).is_err());
+    }
+
+    #[test]
+    fn seed_shapes_file_parses() {
+        let text = include_str!("../../data/seed_shapes.csv");
+        let v = parse_shapes(text, "seed_shapes.csv", Dtype::Fp16).unwrap();
+        assert_eq!(v.len(), 23);
+    }
+}

@@ -1,0 +1,96 @@
+//! Property tests of the model (issue 2 section 6): predictions finite and positive, the
+//! pick always feasible, more K never predicts less time for a fixed config, same input
+//! same answer.
+//!
+//! "More K" is tested as more K iterations: K -> K + j x BLOCK_K. Between two K of the
+//! same iteration count the model is not monotone, by design of the published formulas:
+//! the K-padding penalty (K mod BK)/K x 50000 drops to 0 when K reaches a multiple of BK
+//! (K = 127 -> 128 with BK 64), and the utilization penalty likewise; the test
+//! `k_padding_makes_partial_iterations_costlier` pins that.
+
+use origami::dtype::Dtype;
+use origami::hw::presets::preset;
+use origami::model::family::{family, mma_sync_atom};
+use origami::model::latency::{predict, ModelInputs, Variant};
+use origami::model::{ModelConstants, Problem, Selector};
+use proptest::prelude::*;
+
+const GPUS: [&str; 5] = ["rtx4090", "h100-sxm", "h200", "a100", "b200"];
+const DTYPES: [Dtype; 4] = [Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
+
+fn dim() -> impl Strategy<Value = u64> {
+    prop_oneof![1u64..=256, 1u64..=20_000, Just(1u64 << 31)]
+}
+
+fn variant() -> impl Strategy<Value = Variant> {
+    prop_oneof![Just(Variant::Seed), Just(Variant::Origami)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn pick_is_feasible_finite_positive_and_deterministic(
+        m in dim(), n in dim(), k in dim(), g in 0usize..5, d in 0usize..4, fam in prop_oneof![Just("triton"), Just("seed")], v in variant()
+    ) {
+        let doc = preset(GPUS[g]).unwrap();
+        let f = family(fam).unwrap();
+        let s = Selector::new(f, &doc.gpu, &doc.params, &ModelConstants::default(), v, DTYPES[d]).unwrap();
+        let p = Problem::new(m, n, k, DTYPES[d]).unwrap();
+        let a = s.select(&p, false);
+        let b = s.select(&p, false);
+        let pick = a.pick.config;
+        prop_assert_eq!(pick, b.pick.config);
+        prop_assert_eq!(a.pick.latency_cycles.to_bits(), b.pick.latency_cycles.to_bits());
+        let feasible = f
+            .candidates(DTYPES[d], &doc.gpu)
+            .into_iter()
+            .any(|c| c.feasible() && c.config.same_tile(&pick) && c.config.num_warps == pick.num_warps && c.config.num_stages == pick.num_stages);
+        prop_assert!(feasible, "pick {} infeasible", pick);
+        for r in &s.ranked(&a, usize::MAX) {
+            prop_assert!(r.latency_cycles.is_finite() && r.latency_cycles > 0.0, "{} -> {}", r.config, r.latency_cycles);
+        }
+    }
+
+    #[test]
+    fn more_k_iterations_never_predict_less_time(
+        m in dim(), n in dim(), k in 1u64..100_000, j in 1u64..64, g in 0usize..5, t in 0usize..150, v in variant()
+    ) {
+        let doc = preset(GPUS[g]).unwrap();
+        let tile = family("seed").unwrap().tiles()[t];
+        let consts = ModelConstants::default();
+        let hw = ModelInputs { gpu: &doc.gpu, params: &doc.params, constants: &consts, variant: v };
+        let atom = mma_sync_atom(Dtype::Fp16);
+        let p1 = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        let p2 = Problem::new(m, n, k + j * u64::from(tile.2), Dtype::Fp16).unwrap();
+        let a = predict(&p1, tile, 12, atom, &hw).l_total;
+        let b = predict(&p2, tile, 12, atom, &hw).l_total;
+        prop_assert!(b >= a, "{:?} K {} -> {}: {} -> {}", tile, k, p2.k, a, b);
+    }
+}
+
+#[test]
+fn k_padding_makes_partial_iterations_costlier() {
+    let doc = preset("h100-sxm").unwrap();
+    let consts = ModelConstants::default();
+    for v in [Variant::Seed, Variant::Origami] {
+        let hw = ModelInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &consts,
+            variant: v,
+        };
+        let at = |k| {
+            predict(
+                &Problem::new(4096, 4096, k, Dtype::Fp16).unwrap(),
+                (128, 128, 64),
+                12,
+                mma_sync_atom(Dtype::Fp16),
+                &hw,
+            )
+        };
+        let (a, b) = (at(127), at(128));
+        assert!(a.k_pad_penalty > 0.0 && b.k_pad_penalty == 0.0);
+        assert!(a.l_total > b.l_total, "{v:?}");
+    }
+}

@@ -1,0 +1,261 @@
+//! CLI tests of `origami-select`: every output format and every bad input of issue 2
+//! section 7 (exit 2 and one line naming the argument, file and field; never a panic).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::io::Write;
+
+fn cmd() -> Command {
+    let mut c = Command::cargo_bin("origami-select").unwrap();
+    c.env_remove("TRITONBLAS_HW_PARAMS")
+        .env("ORIGAMI_NO_GPU", "1");
+    c
+}
+
+fn tmpfile(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("origami-select-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    p
+}
+
+/// A failing run: exit 2, one stderr line containing every `needles`, no panic.
+fn fails_with(args: &[&str], env: Option<(&str, &str)>, needles: &[&str]) {
+    let mut c = cmd();
+    c.args(args);
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "args {args:?}: {out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    let lines: Vec<_> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(lines.len(), 1, "one error line expected: {err}");
+    for n in needles {
+        assert!(err.contains(n), "args {args:?}: '{n}' not in: {err}");
+    }
+}
+
+#[test]
+fn default_runs_without_gpu_and_says_so() {
+    cmd()
+        .args(["4096", "4096", "4096"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pick:"))
+        .stderr(predicate::str::contains("no GPU found").and(predicate::str::contains("h100-sxm")));
+}
+
+#[test]
+fn triton_format_has_exactly_the_launch_keys() {
+    let out = cmd()
+        .args(["4096", "4096", "4096", "--format", "triton"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "BLOCK_SIZE_K",
+            "BLOCK_SIZE_M",
+            "BLOCK_SIZE_N",
+            "GROUP_SIZE_M",
+            "num_stages",
+            "num_warps"
+        ]
+    );
+}
+
+#[test]
+fn json_format_has_latency_and_tiers() {
+    let out = cmd()
+        .args(["1024", "2048", "512", "--format", "json", "--gpu", "h200"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["pick"]["predicted_cycles"].as_f64().unwrap() > 0.0);
+    assert!(v["pick"]["predicted_us"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["params"]["l2_perf_ratio"]["tier"], "preset");
+}
+
+#[test]
+fn csv_and_all_list_rejected_with_reasons() {
+    let out = cmd()
+        .args(["4096", "4096", "4096", "--format", "csv", "--all"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("rank,BLOCK_SIZE_M"));
+    assert!(
+        s.contains("spills"),
+        "256x256 tiles must be listed as spilling"
+    );
+    assert!(s.contains("shared memory"));
+}
+
+#[test]
+fn explain_shows_tiers_and_algorithms() {
+    let f = tmpfile("flat.json", r#"{"mma_latency": 30}"#);
+    cmd()
+        .args(["2048", "2048", "2048", "--gpu", "rtx4090", "--explain"])
+        .env("TRITONBLAS_HW_PARAMS", &f)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("[Algorithm 5]")
+                .and(predicate::str::contains("Phase 2"))
+                .and(predicate::str::contains(
+                    "mma_latency          = 30.0000      [file",
+                ))
+                .and(predicate::str::contains("[preset rtx4090 (estimated)]")),
+        );
+}
+
+#[test]
+fn batch_mode_one_row_per_shape() {
+    let f = tmpfile(
+        "shapes.csv",
+        "M,N,K,dtype\n64,64,64,\n4096,4096,4096,bf16\n1000,3000,777,fp8\n",
+    );
+    let out = cmd()
+        .args(["--shapes", f.to_str().unwrap(), "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(s.lines().count(), 4);
+    assert!(s
+        .lines()
+        .nth(2)
+        .unwrap()
+        .starts_with("4096,4096,4096,bf16,"));
+}
+
+#[test]
+fn bad_sizes() {
+    fails_with(&["0", "4096", "4096"], None, &["M", "at least 1"]);
+    fails_with(&["4096", "-1", "4096"], None, &["N", "negative"]);
+    fails_with(&["4096", "4096", "abc"], None, &["K", "not a whole number"]);
+    fails_with(&["4096", "4096", "4294967296"], None, &["K", "2^31"]);
+    fails_with(&["4096", "4096"], None, &["M N K"]);
+}
+
+#[test]
+fn unknown_names_list_the_known_ones() {
+    fails_with(
+        &["64", "64", "64", "--dtype", "fp64"],
+        None,
+        &["--dtype", "fp64", "bf16"],
+    );
+    fails_with(
+        &["64", "64", "64", "--family", "cutlass"],
+        None,
+        &["--family", "cutlass", "triton", "seed"],
+    );
+    fails_with(
+        &["64", "64", "64", "--gpu", "v100"],
+        None,
+        &["--gpu", "v100", "h100-sxm", "rtx4090"],
+    );
+    fails_with(
+        &["64", "64", "64", "--model", "x"],
+        None,
+        &["--model", "origami"],
+    );
+}
+
+#[test]
+fn bad_hardware_files() {
+    let env = "TRITONBLAS_HW_PARAMS";
+    let a = ["64", "64", "64"];
+    fails_with(
+        &a,
+        Some((env, "/nonexistent/hw.json")),
+        &[env, "/nonexistent/hw.json"],
+    );
+    let f = tmpfile("notjson.json", "{ l2: ");
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["notjson.json", "not valid JSON"],
+    );
+    let f = tmpfile("typo.json", r#"{"l2_perf_ratoi": 3000}"#);
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["typo.json", "l2_perf_ratoi", "unknown field"],
+    );
+    let f = tmpfile("neg.json", r#"{"dram_perf_ratio": -1}"#);
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["neg.json", "dram_perf_ratio", "positive"],
+    );
+    let full = include_str!("../calibrations/rtx4090.json")
+        .replace("\"mma_latency\": 33.0", "\"mma_latencyy\": 33.0");
+    let f = tmpfile("full_typo.json", &full);
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["full_typo.json", "mma_latencyy"],
+    );
+    let missing = include_str!("../calibrations/rtx4090.json").replace("\"sm_count\": 128,", "");
+    let f = tmpfile("missing.json", &missing);
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["missing.json", "missing field", "sm_count"],
+    );
+    let f = tmpfile(
+        "zero_bw.json",
+        &include_str!("../calibrations/rtx4090.json")
+            .replace("\"l2_perf_ratio\": 1896.0", "\"l2_perf_ratio\": 0.0"),
+    );
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["zero_bw.json", "params.l2_perf_ratio", "positive"],
+    );
+    let f = tmpfile("badconst.json", r#"{"constants": {"loop_overhead": 3}}"#);
+    fails_with(
+        &a,
+        Some((env, f.to_str().unwrap())),
+        &["constants.loop_overhead", "unknown constant"],
+    );
+}
+
+#[test]
+fn bad_shape_files() {
+    fails_with(
+        &["--shapes", "/nonexistent/s.csv"],
+        None,
+        &["--shapes", "/nonexistent/s.csv"],
+    );
+    let f = tmpfile("cols.csv", "M,N\n1,2\n");
+    fails_with(
+        &["--shapes", f.to_str().unwrap()],
+        None,
+        &["cols.csv", "missing column"],
+    );
+    let f = tmpfile("val.csv", "M,N,K\n1,2,0\n");
+    fails_with(
+        &["--shapes", f.to_str().unwrap()],
+        None,
+        &["val.csv", "line 2", "K"],
+    );
+    let f = tmpfile("nvfp4.csv", "M,N,K,dtype\n1,2,3,nvfp4\n");
+    fails_with(
+        &["--shapes", f.to_str().unwrap()],
+        None,
+        &["nvfp4", "not supported"],
+    );
+}
