@@ -142,7 +142,14 @@ fn detect_device() -> Option<origami::hw::DeviceProps> {
     if std::env::var_os("ORIGAMI_NO_GPU").is_some() {
         return None;
     }
-    None
+    use origami::gpu::probe;
+    if !probe::is_present(probe::Library::Driver) {
+        return None;
+    }
+    match probe::device_count() {
+        Ok(n) if n > 0 => probe::device_props(0).ok(),
+        _ => None,
+    }
 }
 
 fn resolve_hw(args: &Args) -> Result<Resolved, Fail> {
