@@ -31,10 +31,12 @@ proptest! {
 
     #[test]
     fn pick_is_feasible_finite_positive_and_deterministic(
-        m in dim(), n in dim(), k in dim(), g in 0usize..5, d in 0usize..4, fam in prop_oneof![Just("triton"), Just("seed")], v in variant()
+        m in dim(), n in dim(), k in dim(), g in 0usize..5, d in 0usize..4, fam in prop_oneof![Just("triton"), Just("seed"), Just("origami")], v in variant()
     ) {
         let doc = preset(GPUS[g]).unwrap();
         let f = family(fam).unwrap();
+        // The origami kernel takes 16-bit inputs only.
+        prop_assume!(fam != "origami" || matches!(DTYPES[d], Dtype::Fp16 | Dtype::Bf16));
         let s = Selector::new(f, &doc.gpu, &doc.params, &ModelConstants::default(), v, DTYPES[d]).unwrap();
         let p = Problem::new(m, n, k, DTYPES[d]).unwrap();
         let a = s.select(&p, false);

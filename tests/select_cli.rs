@@ -159,7 +159,12 @@ fn unknown_names_list_the_known_ones() {
     fails_with(
         &["64", "64", "64", "--family", "cutlass"],
         None,
-        &["--family", "cutlass", "triton", "seed"],
+        &["--family", "cutlass", "triton", "origami", "seed"],
+    );
+    fails_with(
+        &["64", "64", "64", "--family", "origami", "--dtype", "fp8"],
+        None,
+        &["--family origami", "no feasible config"],
     );
     fails_with(
         &["64", "64", "64", "--gpu", "v100"],

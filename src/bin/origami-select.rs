@@ -54,7 +54,8 @@ struct Args {
     /// Use this GPU's embedded preset instead of the GPU found (rtx4090, h100-sxm, h200, a100, b200).
     #[arg(long)]
     gpu: Option<String>,
-    /// Kernel family whose configs are ranked: triton, seed.
+    /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul), origami
+    /// (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16), seed (seed 000's space).
     #[arg(long, default_value = "triton")]
     family: String,
     /// Model variant: origami (the C++ source, corrected) or seed (seed 000 as published).
@@ -228,12 +229,8 @@ fn run(args: Args) -> Result<(), Fail> {
         let s: &Selector<'_> = match selectors.entry(p.dtype) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(
-                Selector::new(fam, &res.gpu, &res.params, &constants, variant, p.dtype).map_err(
-                    |e| Fail {
-                        code: 1,
-                        msg: e.to_string(),
-                    },
-                )?,
+                Selector::new(fam, &res.gpu, &res.params, &constants, variant, p.dtype)
+                    .map_err(|e| bad(format!("--family {}: {e}", fam.name())))?,
             ),
         };
         let sel = s.select(p, args.all && !batch);

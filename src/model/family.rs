@@ -220,12 +220,13 @@ pub fn family(name: &str) -> Option<&'static dyn KernelFamily> {
     match name.trim().to_ascii_lowercase().as_str() {
         "seed" => Some(&SeedFamily),
         "triton" => Some(&TritonFamily),
+        "origami" => Some(&super::family_origami::OrigamiFamily),
         _ => None,
     }
 }
 
 /// Names of every family.
-pub const FAMILY_NAMES: [&str; 2] = ["triton", "seed"];
+pub const FAMILY_NAMES: [&str; 3] = ["triton", "origami", "seed"];
 
 #[cfg(test)]
 mod tests {

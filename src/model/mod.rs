@@ -5,6 +5,7 @@
 
 pub mod constants;
 pub mod family;
+pub mod family_origami;
 pub mod group;
 pub mod l2;
 pub mod latency;
