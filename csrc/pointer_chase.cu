@@ -6,6 +6,7 @@
 // latency as dependent code sees it (the index arithmetic is the same in every variant, so
 // it cancels in hbm_latency_penalty = DRAM latency - L2 hit latency).
 //
+// For the L2 variant the footprint is warmed by `chase_touch_sm` from the SM that chases.
 // The chain is built on the device by `chase_build` from a keyed pseudo-random bijection
 // on line numbers, so every sample gets a fresh random permutation without uploading the
 // array. Lines are visited in groups of 2^bits_local lines: inside a group in permuted
@@ -64,11 +65,35 @@ extern "C" __global__ void chase_touch(const uint4* __restrict__ buf, u64 n_vec,
     if (acc == 0x9e3779b9u) sink[threadIdx.x] = acc;
 }
 
+// Warm L2 with `n_vec` 16-byte vectors of `buf` from SM `target_smid` only (the first block
+// there claims the work through `claim`, which must be 0 at launch): where a line is cached
+// depends on the SM that missed on it, so the SM that chases is the SM that warms.
+extern "C" __global__ void chase_touch_sm(const uint4* __restrict__ buf, u64 n_vec,
+                                          u32 target_smid, u32* claim, u32* sink) {
+    __shared__ u32 mine;
+    if (threadIdx.x == 0) {
+        mine = origami_smid() == target_smid && atomicCAS(claim, 0u, 1u) == 0u;
+    }
+    __syncthreads();
+    if (!mine) return;
+    u32 acc = 0;
+    for (u64 i = threadIdx.x; i < n_vec; i += blockDim.x) {
+        uint4 v = origami_ld_cg(buf + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) sink[threadIdx.x] = acc;
+}
+
 // One thread: `warm` untimed steps, then `steps` timed dependent loads (a multiple of 4).
-// out[0] = cycles of the timed steps, out[1] = the final index (keeps the chain alive).
+// L2 hit latency depends on which SM issues the load (distance to the L2 slice), so the
+// chase runs on one chosen SM: the grid covers every SM, and the first block that finds
+// itself on SM `target_smid` claims the work (`claim` must be 0 at launch).
+// out[0] = cycles of the timed steps, out[1] = the final index (keeps the chain alive),
+// out[2] = the SM that ran it.
 extern "C" __global__ void chase(const u32* __restrict__ next, u32 start, u32 warm, u32 steps,
-                                 u64* out) {
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+                                 u64* out, u32 target_smid, u32* claim) {
+    if (threadIdx.x != 0 || origami_smid() != target_smid) return;
+    if (atomicCAS(claim, 0u, 1u) != 0u) return;
     u32 p = start;
     for (u32 i = 0; i < warm; ++i) p = origami_ld_cg_u32(next + p);
     const i64 t0 = clock64();
@@ -81,4 +106,5 @@ extern "C" __global__ void chase(const u32* __restrict__ next, u32 start, u32 wa
     const i64 t1 = clock64();
     out[0] = (u64)(t1 - t0);
     out[1] = p;
+    out[2] = target_smid;
 }

@@ -50,11 +50,31 @@ fn measured_doc() -> HwDoc {
         mem_bus_width_bits: 6144,
     });
     res.metrics = vec![
-        metric(r::SM_CLOCK, "MHz", &[1980.0, 1979.0, 1980.0, 1981.0, 1980.0]),
-        metric(r::L2_READ, "GB/s", &[9000.0, 9010.0, 8990.0, 9005.0, 8995.0]),
-        metric(r::DRAM_READ, "GB/s", &[4200.0, 4210.0, 4190.0, 4205.0, 4195.0]),
-        metric(r::L2_HIT_LATENCY, "cycles", &[270.0, 271.0, 269.0, 270.0, 270.0]),
-        metric(r::DRAM_LATENCY_PAGE, "cycles", &[850.0, 852.0, 848.0, 851.0, 849.0]),
+        metric(
+            r::SM_CLOCK,
+            "MHz",
+            &[1980.0, 1979.0, 1980.0, 1981.0, 1980.0],
+        ),
+        metric(
+            r::L2_READ,
+            "GB/s",
+            &[9000.0, 9010.0, 8990.0, 9005.0, 8995.0],
+        ),
+        metric(
+            r::DRAM_READ,
+            "GB/s",
+            &[4200.0, 4210.0, 4190.0, 4205.0, 4195.0],
+        ),
+        metric(
+            r::L2_HIT_LATENCY,
+            "cycles",
+            &[270.0, 271.0, 269.0, 270.0, 270.0],
+        ),
+        metric(
+            r::DRAM_LATENCY_PAGE,
+            "cycles",
+            &[850.0, 852.0, 848.0, 851.0, 849.0],
+        ),
         metric(r::MMA_F16_LATENCY, "cycles", &[33.0; 5]),
     ];
     let mut fit = BTreeMap::new();
@@ -133,7 +153,12 @@ fn unstable_measurement_exits_3() {
         .code(3)
         .stderr(predicate::str::contains(r::DRAM_READ));
     // A looser threshold accepts it.
-    bin().arg("--check").arg(&p).args(["--max-cov", "5"]).assert().success();
+    bin()
+        .arg("--check")
+        .arg(&p)
+        .args(["--max-cov", "5"])
+        .assert()
+        .success();
 }
 
 #[test]
@@ -141,12 +166,9 @@ fn broken_files_exit_2_naming_the_problem() {
     let mut doc = measured_doc();
     doc.params.dram_perf_ratio *= 2.0;
     let p = write_doc("tampered.json", &doc);
-    bin()
-        .arg("--check")
-        .arg(&p)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("dram_perf_ratio").and(predicate::str::contains("disagrees")));
+    bin().arg("--check").arg(&p).assert().code(2).stderr(
+        predicate::str::contains("dram_perf_ratio").and(predicate::str::contains("disagrees")),
+    );
 
     let mut doc = measured_doc();
     doc.provenance.driver = None;
@@ -197,11 +219,18 @@ fn estimated_files_fail_when_measured_is_required() {
 
 #[test]
 fn usage_errors_exit_2() {
-    bin().args(["--runs", "1"]).assert().code(2).stderr(predicate::str::contains("--runs"));
+    bin()
+        .args(["--runs", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--runs"));
     bin().args(["--only", "warp-drive"]).assert().code(2);
     bin().args(["--device", "first"]).assert().code(2);
     bin().args(["--max-cov", "0"]).assert().code(2);
-    bin().args(["--check", "a.json", "--quick"]).assert().code(2);
+    bin()
+        .args(["--check", "a.json", "--quick"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -219,5 +248,9 @@ fn without_a_driver_the_run_exits_4_and_says_what_is_missing() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains("libcuda").and(predicate::str::contains("driver")));
     assert!(!out.exists(), "no file may be left behind");
-    bin().arg("--probe").assert().code(4).stdout(predicate::str::contains("\"driver\": false"));
+    bin()
+        .arg("--probe")
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains("\"driver\": false"));
 }

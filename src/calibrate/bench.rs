@@ -298,16 +298,17 @@ impl<'g> Runner<'g> {
     }
 
     // ---------------------------------------------------------------------------------
-    /// csrc/l2_bw.cu: footprint sweep from 1 MiB to L2/4, all SMs, 16-byte ld.global.cg.
+    /// csrc/l2_bw.cu: footprint sweep over powers of two from L2/16 to L2/2, all SMs,
+    /// 16-byte ld.global.cg; the L2 bandwidth is the plateau at the largest footprint.
     pub fn l2(&mut self, res: &mut Results) -> Result<(), CalibError> {
         let k = self.kernel("l2_bw", "l2_read")?;
         let threads = 512u32;
         let blocks = self.blocks_for(&k, threads)?;
         let nthreads = u64::from(blocks) * u64::from(threads);
         let l2 = self.gpu.props().l2_bytes;
-        let top = pow2_floor(l2 / 4).max(256 * 1024);
+        let top = pow2_floor(l2 / 2).max(256 * 1024);
         let mut fps = Vec::new();
-        let mut f = MIB.min(top);
+        let mut f = pow2_floor(l2 / 16).clamp(128 * 1024, top);
         while f <= top {
             fps.push(f);
             f *= 2;
@@ -322,7 +323,6 @@ impl<'g> Runner<'g> {
         let dims = LaunchDims::linear(blocks, threads);
         let gpu = self.gpu;
         let mut points = Vec::new();
-        let mut best: Option<Metric> = None;
         for &fp in &fps {
             let n_vec = fp / 16;
             let steps = n_vec.div_ceil(nthreads * 4);
@@ -358,18 +358,16 @@ impl<'g> Runner<'g> {
                 .with("loads_in_flight_per_thread", 4)
                 .with("sm_clock_during_mhz", json!(Self::rec_mhz(&rec)));
             points.push([fp as f64, m.median()]);
-            if best.as_ref().map_or(true, |b| m.median() > b.median()) {
-                best = Some(m.clone());
-            }
             res.metrics.push(m);
         }
         let pts: Vec<(f64, f64)> = points.iter().map(|p| (p[0], p[1])).collect();
         let pl = plateau(&pts)
             .ok_or_else(|| CalibError::Measurement("no L2 footprint measured".into()))?;
-        let mut best = best.expect("at least one footprint");
+        let chosen = r::l2_footprint_metric(fps[pl.index]);
+        let mut best = res.metric(&chosen).expect("measured above").clone();
         best.name = r::L2_READ.into();
         best = best
-            .with("chosen", "footprint with the highest median of the sweep")
+            .with("chosen", "largest footprint of the sweep (the plateau)")
             .with("plateau_spread", pl.spread);
         res.metrics.push(best);
         let mut fit = BTreeMap::new();
@@ -388,7 +386,7 @@ impl<'g> Runner<'g> {
     }
 
     // ---------------------------------------------------------------------------------
-    /// csrc/dram_bw.cu: read / copy / triad over arrays of at least 8x L2 (and 1 GiB), and
+    /// csrc/dram_bw.cu: read / copy / triad over arrays of at least 8x L2 (and 2 GiB), and
     /// the SM-limited read curve with its `min(1, c x SMs)` fit.
     pub fn dram(
         &mut self,
@@ -399,7 +397,7 @@ impl<'g> Runner<'g> {
         let p = self.gpu.props().clone();
         let l2 = p.l2_bytes;
         let flush_bytes = (2 * l2).next_multiple_of(MIB);
-        let mut arr = (8 * l2).max(GIB).next_multiple_of(16 * MIB);
+        let mut arr = (8 * l2).max(2 * GIB).next_multiple_of(16 * MIB);
         let (free, _) = self.gpu.mem_info()?;
         let need = |a: u64| 3 * a + flush_bytes;
         if need(arr) as f64 > 0.8 * free as f64 {
@@ -537,8 +535,10 @@ impl<'g> Runner<'g> {
         let dims = LaunchDims::linear(blocks, threads);
         let chunk_vec: u64 = u64::from(threads) * 4 * 8;
         let arr_vec = arr / 16 / chunk_vec * chunk_vec;
-        let per_sm_vec = 32 * MIB / 16;
-        let mut counter = gpu.alloc_zeros::<u32>(1)?;
+        let per_sm_vec = 64 * MIB / 16;
+        // Each sample times LAUNCHES back-to-back launches, each with its own zeroed counter.
+        const LAUNCHES: usize = 4;
+        let mut counters = gpu.alloc_zeros::<u32>(LAUNCHES)?;
         let sink = gpu.alloc_zeros::<u32>(1024)?;
         let n = ids.len() as u32;
         let ks: Vec<u32> = if self.cfg.quick {
@@ -562,33 +562,36 @@ impl<'g> Runner<'g> {
             let m = {
                 let seen_bad = &mut seen_bad;
                 let mask = &mut mask;
-                let counter = &mut counter;
+                let counters = &mut counters;
                 self.sampled(&name, "GB/s", policy, |i| {
-                    let offset = (i as u64 * 7919 % slots) * chunk_vec;
-                    gpu.zero(counter)?;
+                    gpu.zero(counters)?;
                     gpu.zero(mask)?;
-                    let (ctr, msk) = (&*counter, &*mask);
+                    let (ctr, msk) = (&*counters, &*mask);
                     let ms = gpu.time_ms(|| {
-                        gpu.launch(
-                            &k_fn,
-                            dims,
-                            KernelArgs::new()
-                                .buf(a)
-                                .u64(offset)
-                                .u64(window)
-                                .u32(chunk_vec as u32)
-                                .u32(limit)
-                                .buf(ctr)
-                                .buf(msk)
-                                .buf(&sink),
-                        )
+                        for j in 0..LAUNCHES {
+                            let offset = ((i * LAUNCHES + j) as u64 * 7919 % slots) * chunk_vec;
+                            gpu.launch(
+                                &k_fn,
+                                dims,
+                                KernelArgs::new()
+                                    .buf(a)
+                                    .u64(offset)
+                                    .u64(window)
+                                    .u32(chunk_vec as u32)
+                                    .u32(limit)
+                                    .buf_at(ctr, j)
+                                    .buf(msk)
+                                    .buf(&sink),
+                            )?;
+                        }
+                        Ok(())
                     })?;
                     let bits = gpu.download(msk)?;
                     let active: u32 = bits.iter().map(|w| w.count_ones()).sum();
                     if active != k {
                         *seen_bad = Some(active);
                     }
-                    Ok(window as f64 * 16.0 / (ms * 1e-3) / 1e9)
+                    Ok(LAUNCHES as f64 * window as f64 * 16.0 / (ms * 1e-3) / 1e9)
                 })?
             };
             if let Some(active) = seen_bad {
@@ -597,8 +600,11 @@ impl<'g> Runner<'g> {
                 )));
             }
             points.push([f64::from(k), m.median()]);
-            res.metrics
-                .push(m.with("active_sms", k).with("window_bytes", window * 16));
+            res.metrics.push(
+                m.with("active_sms", k)
+                    .with("window_bytes", window * 16)
+                    .with("launches_per_sample", LAUNCHES),
+            );
         }
         let pts: Vec<(f64, f64)> = points.iter().map(|p| (p[0], p[1])).collect();
         let fit = fit_dram_bw_coeff(&pts).ok_or_else(|| {
@@ -633,6 +639,7 @@ impl<'g> Runner<'g> {
         let p = gpu.props().clone();
         let build = self.kernel("pointer_chase", "chase_build")?;
         let touch = self.kernel("pointer_chase", "chase_touch")?;
+        let touch_sm = self.kernel("pointer_chase", "chase_touch_sm")?;
         let chase = self.kernel("pointer_chase", "chase")?;
         let (free, _) = gpu.mem_info()?;
         let l2_fp = pow2_floor(p.l2_bytes / 8).max(256 * 1024);
@@ -651,9 +658,24 @@ impl<'g> Runner<'g> {
         let buf = self.alloc_u32(random_fp)?;
         let flush = self.alloc_u32(flush_bytes)?;
         self.fill("pointer_chase", &flush)?;
-        let out = gpu.alloc_zeros::<u64>(2)?;
+        let mut out = gpu.alloc_zeros::<u64>(3)?;
+        let mut claim = gpu.alloc_zeros::<u32>(1)?;
         let sink = gpu.alloc_zeros::<u32>(1024)?;
         let sms = p.sm_count;
+        // Every chase runs on one SM, the lowest %smid present (see csrc/pointer_chase.cu).
+        let target_smid = {
+            let map = self.kernel("dram_bw", "smid_map")?;
+            let mask = gpu.alloc_zeros::<u32>(64)?;
+            gpu.launch(
+                &map,
+                LaunchDims::linear(sms * 16, 32),
+                KernelArgs::new().buf(&mask),
+            )?;
+            let bits = gpu.download(&mask)?;
+            (0..64 * 32u32)
+                .find(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
+                .ok_or_else(|| CalibError::Measurement("no %smid seen".into()))?
+        };
         let quick = self.cfg.quick;
         let page_bits = 14u32; // 2 MiB / 128 B
                                // (metric, footprint, bits_local (None = fully random), steps, warm, warm L2 with the chain)
@@ -703,28 +725,49 @@ impl<'g> Runner<'g> {
                         .u32(keys[1])
                         .u32(keys[2]),
                 )?;
-                let (tb, tn) = if warm_l2 {
-                    (&buf, fp / 16)
+                if warm_l2 {
+                    gpu.zero(&mut claim)?;
+                    gpu.launch(
+                        &touch_sm,
+                        LaunchDims::linear(sms * 2, 1024),
+                        KernelArgs::new()
+                            .buf(&buf)
+                            .u64(fp / 16)
+                            .u32(target_smid)
+                            .buf(&claim)
+                            .buf(&sink),
+                    )?;
                 } else {
-                    (&flush, flush_bytes / 16)
-                };
-                gpu.launch(
-                    &touch,
-                    LaunchDims::linear(sms * 4, 256),
-                    KernelArgs::new().buf(tb).u64(tn).buf(&sink),
-                )?;
+                    gpu.launch(
+                        &touch,
+                        LaunchDims::linear(sms * 4, 256),
+                        KernelArgs::new()
+                            .buf(&flush)
+                            .u64(flush_bytes / 16)
+                            .buf(&sink),
+                    )?;
+                }
                 let start = rng.random_range(0..lines) as u32 * 32;
+                gpu.zero(&mut out)?;
+                gpu.zero(&mut claim)?;
                 gpu.launch(
                     &chase,
-                    LaunchDims::linear(1, 1),
+                    LaunchDims::linear(sms * 2, 32),
                     KernelArgs::new()
                         .buf(&buf)
                         .u32(start)
                         .u32(warm)
                         .u32(steps)
-                        .buf(&out),
+                        .buf(&out)
+                        .u32(target_smid)
+                        .buf(&claim),
                 )?;
                 let o = gpu.download(&out)?;
+                if o[0] == 0 {
+                    return Err(CalibError::Measurement(format!(
+                        "pointer chase: no block landed on SM {target_smid}"
+                    )));
+                }
                 Ok(o[0] as f64 / f64::from(steps))
             })?;
             res.metrics.push(
@@ -738,7 +781,8 @@ impl<'g> Runner<'g> {
                             None => "one random cycle over the whole footprint",
                         },
                     )
-                    .with("load", "ld.global.cg (L1 bypassed)"),
+                    .with("load", "ld.global.cg (L1 bypassed)")
+                    .with("smid", target_smid),
             );
         }
         Ok(())
@@ -791,18 +835,20 @@ impl<'g> Runner<'g> {
                 } else {
                     format!("mma_{dt}_ilp{ilp}_cycles_per_mma")
                 };
-                let m = self.sampled(&name, "cycles", policy, |_| {
+                // Differential: (cycles(2N) - cycles(N)) / N removes the fixed cost of the
+                // clock reads, loop setup and the drain of the last instruction.
+                let run = |n: u32| -> Result<f64, CalibError> {
                     gpu.launch(
                         &k,
                         LaunchDims::linear(1, 32),
-                        KernelArgs::new()
-                            .buf(&input)
-                            .u32(iters)
-                            .buf(&out)
-                            .buf(&cycles),
+                        KernelArgs::new().buf(&input).u32(n).buf(&out).buf(&cycles),
                     )?;
-                    let c = gpu.download(&cycles)?[0] as f64;
-                    Ok(c / f64::from(iters * ilp))
+                    Ok(gpu.download(&cycles)?[0] as f64)
+                };
+                let m = self.sampled(&name, "cycles", policy, |_| {
+                    let c1 = run(iters)?;
+                    let c2 = run(2 * iters)?;
+                    Ok((c2 - c1) / f64::from(iters * ilp))
                 })?;
                 let instr = match dt {
                     "fp8" => "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32".to_string(),
@@ -811,7 +857,11 @@ impl<'g> Runner<'g> {
                 res.metrics.push(
                     m.with("instruction", instr)
                         .with("ilp", ilp)
-                        .with("iters", iters)
+                        .with("iters", json!([iters, 2 * iters]))
+                        .with(
+                            "method",
+                            "(cycles(2N) - cycles(N)) / (N x ilp), clock64 in one warp",
+                        )
                         .with("warps", 1),
                 );
             }

@@ -80,34 +80,37 @@ pub fn fit_dram_bw_coeff(points: &[(f64, f64)]) -> Option<CoeffFit> {
     })
 }
 
-/// The L2 sweep's result: the footprint with the highest median bandwidth, and how flat the
-/// sweep is (`(max - min) / max` over the footprints).
+/// The L2 sweep's result: the bandwidth the sweep settles to at its largest footprint
+/// (still well inside L2), and how flat the end of the sweep is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Plateau {
-    /// Index of the chosen point.
+    /// Index of the chosen point (the largest footprint).
     pub index: usize,
     pub value: f64,
+    /// Relative change between the two largest footprints, |last - previous| / last.
     pub spread: f64,
 }
 
-/// Pick the plateau of a footprint sweep `(footprint, bandwidth)`.
+/// The plateau of a footprint sweep `(footprint, bandwidth)`: small footprints can read
+/// faster than L2 sustains (hot lines served near the SMs), so the L2 bandwidth is the value
+/// at the largest footprint, and `spread` says how flat the sweep has become there.
 pub fn plateau(points: &[(f64, f64)]) -> Option<Plateau> {
-    if points.is_empty() {
-        return None;
-    }
-    let (index, value) = points
+    let (index, last) = points
         .iter()
         .enumerate()
-        .map(|(i, p)| (i, p.1))
-        .fold((0, f64::MIN), |acc, x| if x.1 > acc.1 { x } else { acc });
-    let min = points.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+        .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+        .map(|(i, p)| (i, *p))?;
+    let prev = points
+        .iter()
+        .filter(|p| p.0 < last.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|p| p.1);
     Some(Plateau {
         index,
-        value,
-        spread: if value > 0.0 {
-            (value - min) / value
-        } else {
-            0.0
+        value: last.1,
+        spread: match prev {
+            Some(v) if last.1 > 0.0 => (last.1 - v).abs() / last.1,
+            _ => 0.0,
         },
     })
 }
@@ -165,11 +168,13 @@ mod tests {
     }
 
     #[test]
-    fn plateau_picks_the_best_and_measures_spread() {
-        let p = plateau(&[(1.0, 90.0), (2.0, 100.0), (4.0, 95.0)]).unwrap();
-        assert_eq!(p.index, 1);
+    fn plateau_is_the_largest_footprint_and_its_flatness() {
+        // Unsorted input; the 1-unit footprint reads faster than L2 sustains.
+        let p = plateau(&[(2.0, 120.0), (1.0, 180.0), (8.0, 100.0), (4.0, 105.0)]).unwrap();
+        assert_eq!(p.index, 2);
         assert_eq!(p.value, 100.0);
-        assert!((p.spread - 0.10).abs() < 1e-12);
+        assert!((p.spread - 0.05).abs() < 1e-12);
+        assert_eq!(plateau(&[(1.0, 7.0)]).unwrap().spread, 0.0);
         assert!(plateau(&[]).is_none());
     }
 }

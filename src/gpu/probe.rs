@@ -90,9 +90,16 @@ pub fn is_present(lib: Library) -> bool {
 pub fn missing(lib: Library) -> GpuError {
     let mut c = lib.candidates();
     c.dedup();
+    // The usual file names first (lib<name>.so.N, lib<name>.so), not every spelling tried.
+    c.sort_by_key(|n| (!n.contains(".so."), !n.ends_with(".so"), n.len()));
+    let shown = if c.len() > 4 {
+        format!("{} and {} other names", c[..4].join(", "), c.len() - 4)
+    } else {
+        c.join(", ")
+    };
     GpuError::MissingLibrary {
         what: lib.what(),
-        candidates: c.join(", "),
+        candidates: shown,
         hint: lib.hint(),
     }
 }
