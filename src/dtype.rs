@@ -92,7 +92,11 @@ impl Dtype {
 
     /// Comma-separated list of every accepted canonical name.
     pub fn known_names() -> String {
-        ALL_DTYPES.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+        ALL_DTYPES
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

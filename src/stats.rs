@@ -103,7 +103,11 @@ pub fn mad_outliers(x: &[f64], threshold: f64) -> Vec<usize> {
 /// Kendall's tau-b between two paired samples, with the tie correction.
 /// `None` when fewer than two pairs or when either side is constant.
 pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
-    assert_eq!(x.len(), y.len(), "kendall_tau_b: paired samples differ in length");
+    assert_eq!(
+        x.len(),
+        y.len(),
+        "kendall_tau_b: paired samples differ in length"
+    );
     let n = x.len();
     if n < 2 {
         return None;

@@ -68,7 +68,10 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<HwFile, HwError> {
             return Err(HwError::Field {
                 path,
                 field: "schema_version".into(),
-                msg: format!("unsupported version {} (expected {SCHEMA_VERSION})", obj["schema_version"]),
+                msg: format!(
+                    "unsupported version {} (expected {SCHEMA_VERSION})",
+                    obj["schema_version"]
+                ),
             });
         }
         let doc: HwDoc = serde_json::from_value(value.clone()).map_err(|e| HwError::Schema {
@@ -183,7 +186,10 @@ pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
         ("l2_bytes", g.l2_bytes),
         ("smem_per_block_optin_bytes", g.smem_per_block_optin_bytes),
         ("registers_per_sm", u64::from(g.registers_per_sm)),
-        ("max_registers_per_thread", u64::from(g.max_registers_per_thread)),
+        (
+            "max_registers_per_thread",
+            u64::from(g.max_registers_per_thread),
+        ),
         ("mem_bus_width_bits", u64::from(g.mem_bus_width_bits)),
         ("tensor_cores_per_sm", u64::from(g.tensor_cores_per_sm)),
     ] {
@@ -191,7 +197,10 @@ pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
             return Err(field(f, "must be positive"));
         }
     }
-    for (f, v) in [("sm_clock_mhz", g.sm_clock_mhz), ("mem_clock_mhz", g.mem_clock_mhz)] {
+    for (f, v) in [
+        ("sm_clock_mhz", g.sm_clock_mhz),
+        ("mem_clock_mhz", g.mem_clock_mhz),
+    ] {
         if !(v.is_finite() && v > 0.0) {
             return Err(field(f, "must be a positive number"));
         }
@@ -232,15 +241,24 @@ mod tests {
 
     #[test]
     fn misspelt_field_named() {
-        let e = parse_str(r#"{"l2_perf_ratoi": 2000}"#, p()).unwrap_err().to_string();
+        let e = parse_str(r#"{"l2_perf_ratoi": 2000}"#, p())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("t.json") && e.contains("l2_perf_ratoi"), "{e}");
     }
 
     #[test]
     fn non_positive_bandwidth_named() {
-        let e = parse_str(r#"{"dram_perf_ratio": 0}"#, p()).unwrap_err().to_string();
-        assert!(e.contains("dram_perf_ratio") && e.contains("positive"), "{e}");
-        let e = parse_str(r#"{"dram_perf_ratio": -3}"#, p()).unwrap_err().to_string();
+        let e = parse_str(r#"{"dram_perf_ratio": 0}"#, p())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dram_perf_ratio") && e.contains("positive"),
+            "{e}"
+        );
+        let e = parse_str(r#"{"dram_perf_ratio": -3}"#, p())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("dram_perf_ratio"), "{e}");
     }
 
@@ -253,13 +271,17 @@ mod tests {
 
     #[test]
     fn full_doc_missing_field_named() {
-        let e = parse_str(r#"{"schema_version": 1, "gpu": {}}"#, p()).unwrap_err().to_string();
+        let e = parse_str(r#"{"schema_version": 1, "gpu": {}}"#, p())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("missing field"), "{e}");
     }
 
     #[test]
     fn wrong_version() {
-        let e = parse_str(r#"{"schema_version": 7}"#, p()).unwrap_err().to_string();
+        let e = parse_str(r#"{"schema_version": 7}"#, p())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("schema_version") && e.contains('7'), "{e}");
     }
 }

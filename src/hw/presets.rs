@@ -21,7 +21,11 @@ pub const DEFAULT_PRESET: &str = "h100-sxm";
 
 /// Names of every preset, comma separated (for error messages).
 pub fn preset_names() -> String {
-    PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    PRESETS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Unknown preset name.
@@ -60,7 +64,10 @@ pub fn preset_for_device(device_name: &str) -> Option<&'static str> {
         ("a100", "a100"),
         ("b200", "b200"),
     ];
-    rules.iter().find(|(pat, _)| d.contains(pat)).map(|(_, p)| *p)
+    rules
+        .iter()
+        .find(|(pat, _)| d.contains(pat))
+        .map(|(_, p)| *p)
 }
 
 #[cfg(test)]
@@ -91,14 +98,20 @@ mod tests {
     #[test]
     fn unknown_gpu_lists_known() {
         let e = preset("v100").unwrap_err().to_string();
-        assert!(e.contains("v100") && e.contains("h100-sxm") && e.contains("rtx4090"), "{e}");
+        assert!(
+            e.contains("v100") && e.contains("h100-sxm") && e.contains("rtx4090"),
+            "{e}"
+        );
     }
 
     #[test]
     fn device_names_map_to_presets() {
         assert_eq!(preset_for_device("NVIDIA H100 80GB HBM3"), Some("h100-sxm"));
         assert_eq!(preset_for_device("NVIDIA H200"), Some("h200"));
-        assert_eq!(preset_for_device("NVIDIA GeForce RTX 4090"), Some("rtx4090"));
+        assert_eq!(
+            preset_for_device("NVIDIA GeForce RTX 4090"),
+            Some("rtx4090")
+        );
         assert_eq!(preset_for_device("Tesla T4"), None);
     }
 }

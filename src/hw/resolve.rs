@@ -183,7 +183,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("origami-resolve-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(name);
-        std::fs::File::create(&p).unwrap().write_all(text.as_bytes()).unwrap();
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
         p
     }
 
