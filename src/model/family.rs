@@ -116,6 +116,23 @@ pub trait KernelFamily: Sync {
     }
 }
 
+/// The launch order both mma.sync families prefer among configs of one tile: eight warps
+/// for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages (lower is preferred).
+pub fn default_launch_preference(c: &Config) -> u32 {
+    let want_w = if c.block_m * c.block_n >= 128 * 128 {
+        8
+    } else {
+        4
+    };
+    let w = u32::from(c.num_warps != want_w);
+    let s = match c.num_stages {
+        3 => 0,
+        4 => 1,
+        _ => 2,
+    };
+    w * 10 + s
+}
+
 const TILE_MN: [u32; 5] = [16, 32, 64, 128, 256];
 const TILE_K: [u32; 6] = [16, 32, 64, 128, 256, 512];
 
@@ -198,20 +215,8 @@ impl KernelFamily for TritonFamily {
         let frag = (operand_bytes(c, dtype) / 4.0 / f64::from(threads)).ceil() as u32;
         Some(acc + frag + TritonRegisterModel::OVERHEAD)
     }
-    /// Eight warps for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages.
     fn launch_preference(&self, c: &Config) -> u32 {
-        let want_w = if c.block_m * c.block_n >= 128 * 128 {
-            8
-        } else {
-            4
-        };
-        let w = u32::from(c.num_warps != want_w);
-        let s = match c.num_stages {
-            3 => 0,
-            4 => 1,
-            _ => 2,
-        };
-        w * 10 + s
+        default_launch_preference(c)
     }
 }
 

@@ -165,21 +165,10 @@ impl KernelFamily for OrigamiFamily {
     fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32> {
         compiled_resources(c, dtype, gpu).map(|r| r.registers)
     }
-    /// Eight warps for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages (the
-    /// fastest launches of the H200 development runs, docs/gemm-kernel.md).
+    /// The shared preference (the fastest launches of the H200 development runs,
+    /// docs/gemm-kernel.md, were 8 warps and 3 stages for the large tiles).
     fn launch_preference(&self, c: &Config) -> u32 {
-        let want_w = if c.block_m * c.block_n >= 128 * 128 {
-            8
-        } else {
-            4
-        };
-        let w = u32::from(c.num_warps != want_w);
-        let s = match c.num_stages {
-            3 => 0,
-            4 => 1,
-            _ => 2,
-        };
-        w * 10 + s
+        super::family::default_launch_preference(c)
     }
     fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
         if !matches!(dtype, Dtype::Fp16 | Dtype::Bf16) {
