@@ -1,0 +1,1014 @@
+#!/usr/bin/env python3
+"""Brute-force check of origami-select's `triton` family on a GPU (issue 4, Triton part).
+
+For every shape of an inputs folder (made on a CPU with `origami-select M N K --family
+triton --gpu h200 --all --format csv`, one file per shape) this script
+
+  * compiles every config the family lists as feasible (BLOCK_SIZE_M/N/K, num_warps,
+    num_stages) with the tutorial-style matmul kernel below, in a process pool, and
+    records what Triton reports when the kernel is loaded: registers, spills, shared
+    memory, or the failure (compile error, out of resources);
+  * draws fresh random fp16 inputs per shape (A row-major M x K, B stored N x K),
+    computes an fp32 reference, and for each config poisons C with NaN, runs it once
+    and checks ||C - ref||_F / ||ref||_F <= 2e-3;
+  * times the config: kernels under ~100 us as CUDA-graph replays of back-to-back
+    launches, longer ones with CUDA events around single launches; the GPU is kept busy
+    with a sleep kernel while the host enqueues, so launch gaps stay out; median of the
+    samples. Configs already >= 1.5x slower than the best so far and over 2 ms get one
+    sample (they cannot be the best; their rank for Kendall tau is kept);
+  * times cuBLAS (torch.mm(A, B.t())) the same way;
+  * writes measurements.csv (one row per shape x config), per_shape.csv, compile.csv,
+    summary.json and two plots under --out.
+
+The model's pick (rank 1 of the listing) is launched with its phase-2 GROUP_SIZE_M. Every
+other listed config is launched with GROUP_SIZE_M = 8 (the tutorial's value; the listing
+leaves 1 there because phase 2 only runs for the winner), so the brute force also holds
+the pick's launch at GROUP_SIZE_M = 8.
+
+Specialisation: Triton specialises integer arguments equal to 1 and multiples of 16.
+M and GROUP_SIZE_M are `do_not_specialize` (M = 1, 17, 333 ... would each compile a new
+variant). N, K and the strides keep the multiple-of-16 specialisation: without it Triton
+cannot prove 16-byte alignment of the K-contiguous rows, loads become 2-byte scalars and
+the cp.async pipeline disappears (seen in the PTX, docs/triton.md). Every shape here has
+N, K multiples of 16, so one compiled kernel per config serves all shapes; the script
+counts compiled variants per config and reports any recompile.
+
+Usage (device):  python3 scripts/triton_sweep.py --inputs results/h200/triton/inputs --out $OUT
+      summary only (CPU, from a measurements.csv):
+                 python3 scripts/triton_sweep.py --summarize DIR --out DIR
+"""
+
+import argparse
+import csv
+import glob
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import triton
+import triton.language as tl
+
+REL_TOL = 2e-3
+GRAPH_BELOW_US = 100.0     # probe time under which a config is timed with CUDA graphs
+GRAPH_TARGET_US = 400.0    # GPU time per graph replay
+EVENT_TARGET_US = 15000.0  # GPU time per config in event mode (good configs)
+SLOW_FACTOR = 1.5          # slower than this x best so far ...
+SLOW_MIN_US = 2000.0       # ... and longer than this: one sample only
+BF_GROUP_M = 8
+
+
+@triton.jit(do_not_specialize=["M", "GROUP_SIZE_M"])
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
+                  GROUP_SIZE_M,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                  BLOCK_SIZE_K: tl.constexpr):
+    """C[M, N] (fp16, row-major) = A[M, K] (row-major) x B[N, K]^T (B K-contiguous)."""
+    # Grouped launch order: GROUP_SIZE_M rows of tiles, M fastest inside a group.
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    # A tile [BLOCK_M, BLOCK_K]; B tile [BLOCK_K, BLOCK_N] read from the N x K layout.
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_n[None, :] * stride_bn + offs_k[:, None]
+    m_ok = offs_m[:, None] < M
+    n_ok = offs_n[None, :] < N
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        k_left = K - k * BLOCK_SIZE_K
+        a = tl.load(a_ptrs, mask=m_ok & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=n_ok & (offs_k[:, None] < k_left), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_SIZE_K
+        b_ptrs += BLOCK_SIZE_K
+
+    c = acc.to(tl.float16)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    tl.store(c_ptrs, c, mask=m_ok & n_ok)
+
+
+# ----------------------------------------------------------------------------- inputs
+
+def cfg_key(bm, bn, bk, g, w, s):
+    return f"{bm}x{bn}x{bk}_g{g}_w{w}_s{s}"
+
+
+def compile_key(bm, bn, bk, w, s):
+    return f"{bm}x{bn}x{bk}_w{w}_s{s}"
+
+
+def load_inputs(folder, only=None):
+    """shapes.csv (M,N,K,source,label) + one M_N_K.csv per shape (origami-select --all)."""
+    shapes = []
+    with open(os.path.join(folder, "shapes.csv")) as f:
+        for r in csv.DictReader(f):
+            M, N, K = int(r["M"]), int(r["N"]), int(r["K"])
+            if only and (M, N, K) not in only:
+                continue
+            rows = []
+            with open(os.path.join(folder, f"{M}_{N}_{K}.csv")) as g:
+                for c in csv.DictReader(g):
+                    rows.append({
+                        "rank": int(c["rank"]) if c["rank"] else 10**6,
+                        "bm": int(c["BLOCK_SIZE_M"]), "bn": int(c["BLOCK_SIZE_N"]),
+                        "bk": int(c["BLOCK_SIZE_K"]), "g": int(c["GROUP_SIZE_M"]),
+                        "w": int(c["num_warps"]), "s": int(c["num_stages"]),
+                        "pred": float(c["predicted_cycles"]) if c["predicted_cycles"] else None,
+                        "feasible": c["feasible"] == "true",
+                        "reason": c["reason"],
+                        "model_regs": c["registers"],
+                        "smem": c["smem_bytes"],
+                    })
+            shapes.append({"M": M, "N": N, "K": K, "source": r.get("source", ""),
+                           "label": r.get("label", ""), "rows": rows})
+    return shapes
+
+
+# -------------------------------------------------------------------------- compile pool
+
+def _pool_init():
+    import torch
+    torch.cuda.set_device(0)
+
+
+def _compile_one(ck):
+    import torch
+    bm, bn, bk, w, s = ck
+    t0 = time.time()
+    out = {"compile_key": compile_key(*ck), "bm": bm, "bn": bn, "bk": bk, "w": w, "s": s}
+    try:
+        a = torch.empty((16, 16), dtype=torch.float16, device="cuda")
+        b = torch.empty((16, 16), dtype=torch.float16, device="cuda")
+        c = torch.empty((16, 16), dtype=torch.float16, device="cuda")
+        k = matmul_kernel.warmup(a, b, c, 16, 16, 16, 16, 16, 16, 8,
+                                 BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+                                 num_warps=w, num_stages=s, grid=(1,))
+        out["shared_bytes"] = k.metadata.shared
+        k._init_handles()
+        out.update(status="ok", n_regs=k.n_regs, n_spills=k.n_spills, error="")
+    except Exception as e:  # noqa: BLE001
+        name = type(e).__name__
+        out.update(status="out_of_resources" if "OutOfResources" in name else "compile_error",
+                   n_regs="", n_spills="", error=f"{name}: {str(e)[:200]}")
+    out["compile_s"] = round(time.time() - t0, 3)
+    return out
+
+
+def compile_all(keys, workers, log):
+    import multiprocessing as mp
+    t0 = time.time()
+    res = []
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers, initializer=_pool_init) as pool:
+        for i, r in enumerate(pool.imap_unordered(_compile_one, keys, chunksize=1)):
+            res.append(r)
+            if (i + 1) % 100 == 0:
+                log(f"  compiled {i + 1}/{len(keys)} ({time.time() - t0:.0f} s)")
+    log(f"compiled {len(keys)} configs in {time.time() - t0:.1f} s with {workers} workers: "
+        + ", ".join(f"{st} {sum(r['status'] == st for r in res)}"
+                    for st in ("ok", "out_of_resources", "compile_error")))
+    return res
+
+
+# ------------------------------------------------------------------------------ clocks
+
+class ClockSampler:
+    """Reads SM/memory clocks, power and temperature with NVML every `period` s."""
+
+    def __init__(self, period=0.25):
+        self.samples = []
+        self.period = period
+        self._stop = threading.Event()
+        self.ok = False
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.nv = pynvml
+            self.h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self.ok = True
+        except Exception as e:  # noqa: BLE001
+            self.err = str(e)
+
+    def start(self):
+        if self.ok:
+            self.t = threading.Thread(target=self._run, daemon=True)
+            self.t.start()
+
+    def _run(self):
+        nv, h = self.nv, self.h
+        while not self._stop.is_set():
+            try:
+                self.samples.append((
+                    time.time(),
+                    nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                    nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                    nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+                    nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+                    nv.nvmlDeviceGetUtilizationRates(h).gpu,
+                ))
+            except Exception:  # noqa: BLE001
+                pass
+            self._stop.wait(self.period)
+
+    def stop(self):
+        self._stop.set()
+
+    def window(self, t0, t1):
+        """(median, min, max) SM clock over samples in [t0, t1] with the GPU busy."""
+        xs = [s[1] for s in self.samples if t0 <= s[0] <= t1 and s[5] > 0]
+        if not xs:
+            return None
+        return statistics.median(xs), min(xs), max(xs)
+
+
+def smi(query="name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,"
+              "power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active"):
+    try:
+        r = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv"],
+                           capture_output=True, text=True, timeout=20)
+        return r.stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        return f"error: {e}"
+
+
+def make_launcher(ck, g, A, B, C, M, N, K):
+    """A closure that launches config ck = (BM, BN, BK, warps, stages) with GROUP_SIZE_M g."""
+    bm, bn, bk, w, s = ck
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    sa, sb, sc = A.stride(0), B.stride(0), C.stride(0)
+
+    def run():
+        matmul_kernel[grid](A, B, C, M, N, K, sa, sb, sc, g,
+                            BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+                            num_warps=w, num_stages=s)
+    return run
+
+
+# ------------------------------------------------------------------------------ timing
+
+class Timer:
+    def __init__(self, torch):
+        self.torch = torch
+        self.sleep_cycles = int(200e-6 * 1.98e9)  # ~200 us of GPU busy-wait
+
+    def _ev(self, n):
+        return [self.torch.cuda.Event(enable_timing=True) for _ in range(n)]
+
+    def probe(self, run):
+        e = self._ev(2)
+        self.torch.cuda._sleep(self.sleep_cycles)
+        e[0].record()
+        run()
+        e[1].record()
+        self.torch.cuda.synchronize()
+        return e[0].elapsed_time(e[1]) * 1000.0
+
+    def graph(self, run, t1, replays=3):
+        torch = self.torch
+        n = max(2, min(64, math.ceil(GRAPH_TARGET_US / max(t1, 2.0))))
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            with torch.cuda.graph(g, stream=s):
+                for _ in range(n):
+                    run()
+        torch.cuda.current_stream().wait_stream(s)
+        g.replay()
+        torch.cuda.synchronize()
+        e = self._ev(replays + 1)
+        torch.cuda._sleep(self.sleep_cycles)
+        e[0].record()
+        for i in range(replays):
+            g.replay()
+            e[i + 1].record()
+        torch.cuda.synchronize()
+        ts = [e[i].elapsed_time(e[i + 1]) * 1000.0 / n for i in range(replays)]
+        g.reset()
+        del g
+        return statistics.median(ts), ts, n
+
+    def events(self, run, reps):
+        torch = self.torch
+        e = self._ev(reps + 1)
+        torch.cuda._sleep(self.sleep_cycles)
+        e[0].record()
+        for i in range(reps):
+            run()
+            e[i + 1].record()
+        torch.cuda.synchronize()
+        return [e[i].elapsed_time(e[i + 1]) * 1000.0 for i in range(reps)]
+
+    def measure(self, run, best_us, t1):
+        """(median us, samples, mode) after a probe launch that took t1 us."""
+        if t1 < GRAPH_BELOW_US:
+            us, ts, n = self.graph(run, t1)
+            return us, ts, f"graph{n}"
+        if best_us and t1 > SLOW_FACTOR * best_us and t1 > SLOW_MIN_US:
+            return t1, [t1], "single"
+        if best_us and t1 > SLOW_FACTOR * best_us:
+            reps = 2
+        else:
+            reps = max(2, min(10, round(EVENT_TARGET_US / t1)))
+        ts = self.events(run, reps) + [t1]
+        return statistics.median(ts), ts, f"events{reps}"
+
+
+# ------------------------------------------------------------------------- statistics
+
+def kendall_tau_b(x, y):
+    """Kendall tau-b (ties in either variable handled), O(n^2)."""
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    conc = disc = tx = ty = 0
+    for i in range(n):
+        xi, yi = x[i], y[i]
+        for j in range(i + 1, n):
+            dx = xi - x[j]
+            dy = yi - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif (dx > 0) == (dy > 0):
+                conc += 1
+            else:
+                disc += 1
+    den = math.sqrt((conc + disc + tx) * (conc + disc + ty))
+    return (conc - disc) / den if den else float("nan")
+
+
+def flops(M, N, K):
+    return 2.0 * M * N * K
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+MEAS_FIELDS = ["M", "N", "K", "config", "role", "rank", "BLOCK_SIZE_M", "BLOCK_SIZE_N",
+               "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages", "predicted_cycles",
+               "measured_us", "tflops", "status", "rel_err", "mode", "samples_us",
+               "n_regs", "n_spills", "shared_bytes", "error"]
+
+
+def run_sweep(args):
+    import torch
+    t_start = time.time()
+    deadline = t_start + args.deadline_s
+    os.makedirs(args.out, exist_ok=True)
+    logf = open(os.path.join(args.out, "log.txt"), "a")
+
+    def log(msg):
+        line = f"[{time.time() - t_start:6.1f}s] {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    only = None
+    if args.shapes:
+        only = {tuple(int(v) for v in s.split(",")) for s in args.shapes.split(";")}
+    shapes = load_inputs(args.inputs, only)
+    shapes.sort(key=lambda s: flops(s["M"], s["N"], s["K"]))
+    rng = random.Random(args.seed)
+    if args.max_configs:  # smoke test: the pick plus a sample
+        for sh in shapes:
+            feas = [r for r in sh["rows"] if r["feasible"]]
+            keep = feas[:1] + rng.sample(feas[1:], min(len(feas) - 1, args.max_configs - 1))
+            sh["rows"] = keep
+    log(f"{len(shapes)} shapes; triton {triton.__version__}, torch {torch.__version__}, "
+        f"{torch.cuda.get_device_name(0)}")
+    log("nvidia-smi at start:\n" + smi())
+
+    # Resume: (shape, config, role) rows already measured.
+    done = {}
+    meas_path = os.path.join(args.out, "measurements.csv")
+    prev_rows = []
+    if args.resume:
+        for p in glob.glob(os.path.join(args.resume, "measurements.csv")):
+            with open(p) as f:
+                prev_rows = list(csv.DictReader(f))
+        for r in prev_rows:
+            done[(int(r["M"]), int(r["N"]), int(r["K"]), r["config"], r["role"])] = r
+        log(f"resume: {len(prev_rows)} rows from {args.resume}")
+    fresh = not os.path.exists(meas_path)
+    meas_f = open(meas_path, "a", newline="")
+    meas_w = csv.DictWriter(meas_f, fieldnames=MEAS_FIELDS)
+    if fresh:
+        meas_w.writeheader()
+        for r in prev_rows:
+            meas_w.writerow({k: r.get(k, "") for k in MEAS_FIELDS})
+        meas_f.flush()
+
+    clocks = ClockSampler()
+    clocks.start()
+
+    # 1. compile every feasible config once (all shapes share it).
+    ckeys = sorted({(r["bm"], r["bn"], r["bk"], r["w"], r["s"])
+                    for sh in shapes for r in sh["rows"] if r["feasible"]})
+    comp = {}
+    comp_path = os.path.join(args.out, "compile.csv")
+    if args.resume and os.path.exists(os.path.join(args.resume, "compile.csv")):
+        with open(os.path.join(args.resume, "compile.csv")) as f:
+            for r in csv.DictReader(f):
+                comp[(int(r["bm"]), int(r["bn"]), int(r["bk"]), int(r["w"]), int(r["s"]))] = r
+    todo = [k for k in ckeys if k not in comp]
+    # Compile the biggest tiles first (slowest compiles) to balance the pool.
+    todo.sort(key=lambda k: -(k[0] * k[1] * k[4] + k[0] * k[2] + k[1] * k[2]))
+    if todo:
+        for r in compile_all(todo, args.workers, log):
+            comp[(r["bm"], r["bn"], r["bk"], r["w"], r["s"])] = r
+    comp_fields = ["compile_key", "bm", "bn", "bk", "w", "s", "status", "n_regs", "n_spills",
+                   "shared_bytes", "compile_s", "error"]
+    with open(comp_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=comp_fields)
+        w.writeheader()
+        for k in sorted(comp):
+            w.writerow({c: comp[k].get(c, "") for c in comp_fields})
+
+    # 2. load every good module in this process (tiny launch), count variants.
+    torch.cuda.set_device(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    tiny = [torch.randn((64, 64), dtype=torch.float16, device="cuda") for _ in range(3)]
+
+    launcher = make_launcher
+
+    t0 = time.time()
+    for ck in ckeys:
+        if comp[ck]["status"] != "ok":
+            continue
+        try:
+            launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)()
+        except Exception as e:  # noqa: BLE001
+            comp[ck]["status"] = "launch_error"
+            comp[ck]["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    torch.cuda.synchronize()
+    log(f"loaded modules in {time.time() - t0:.1f} s")
+
+    def n_variants():
+        try:
+            return sum(len(c[0]) for c in matmul_kernel.device_caches.values())
+        except Exception:  # noqa: BLE001
+            return -1
+    variants0 = n_variants()
+
+    timer = Timer(torch)
+
+    # 3. launch floors (64^3 with the first good config): eager events vs graph replay.
+    floors = {}
+    good = [ck for ck in ckeys if comp[ck]["status"] == "ok"]
+    if good:
+        ck = (64, 64, 64, 4, 2) if (64, 64, 64, 4, 2) in good else good[0]
+        run = launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)
+        for _ in range(20):
+            run()
+        torch.cuda.synchronize()
+        e = timer._ev(2)
+        e[0].record()
+        for _ in range(200):
+            run()
+        e[1].record()
+        torch.cuda.synchronize()
+        floors["triton_eager_us_per_launch"] = e[0].elapsed_time(e[1]) * 1000 / 200
+        floors["triton_graph_us_per_launch"] = timer.graph(run, 1.0, replays=5)[0]
+        cb = lambda: torch.mm(tiny[0], tiny[1].t(), out=tiny[2])  # noqa: E731
+        for _ in range(20):
+            cb()
+        torch.cuda.synchronize()
+        e[0].record()
+        for _ in range(200):
+            cb()
+        e[1].record()
+        torch.cuda.synchronize()
+        floors["cublas_eager_us_per_launch"] = e[0].elapsed_time(e[1]) * 1000 / 200
+        floors["cublas_graph_us_per_launch"] = timer.graph(cb, 1.0, replays=5)[0]
+        floors["floor_config"] = compile_key(*ck)
+        log(f"launch floors (64^3): {floors}")
+
+    # 4. the shapes.
+    def est_cost(s):  # rough seconds: per-config overhead + ~2 launches at ~150 TFLOP/s
+        n = sum(1 for r in s["rows"] if r["feasible"])
+        return n * (0.004 + 2.0 * flops(s["M"], s["N"], s["K"]) / 150e12)
+    prev_perf = {}  # compile key -> TFLOP/s on the previous shape (ordering only)
+    shape_info = []
+    stopped = False
+    for si, sh in enumerate(shapes):
+        M, N, K = sh["M"], sh["N"], sh["K"]
+        fl = flops(M, N, K)
+        now = time.time()
+        remaining_w = sum(est_cost(s) for s in shapes[si:])
+        budget = (deadline - now) * est_cost(sh) / remaining_w
+        shape_deadline = min(deadline, now + budget)
+        info = {"M": M, "N": N, "K": K, "source": sh["source"], "label": sh["label"],
+                "t0": now, "budget_s": round(budget, 1)}
+        if now > deadline - 5:
+            log(f"deadline: {M}x{N}x{K} not started")
+            info["skipped"] = True
+            shape_info.append(info)
+            stopped = True
+            continue
+        torch.manual_seed(args.seed * 1000003 + M * 31 + N * 7 + K)
+        A = torch.randn((M, K), dtype=torch.float16, device="cuda")
+        B = torch.randn((N, K), dtype=torch.float16, device="cuda")
+        C = torch.empty((M, N), dtype=torch.float16, device="cuda")
+        assert M * K < 2**31 and N * K < 2**31 and M * N < 2**31, "int32 offsets"
+        ref = torch.matmul(A.float(), B.float().t())
+        ref_norm = torch.linalg.norm(ref).item()
+
+        def check():
+            return (torch.linalg.norm(C.float() - ref).item() / ref_norm)
+
+        rows_out = []
+
+        def emit(row):
+            meas_w.writerow({k: row.get(k, "") for k in MEAS_FIELDS})
+            rows_out.append(row)
+
+        # cuBLAS
+        key0 = (M, N, K, "cublas", "cublas")
+        if key0 in done:
+            rows_out.append(done[key0])
+        else:
+            cb = lambda: torch.mm(A, B.t(), out=C)  # noqa: E731
+            cb()
+            torch.cuda.synchronize()
+            C.fill_(float("nan"))
+            t1 = timer.probe(cb)
+            err = check()
+            us, ts, mode = timer.measure(cb, None, t1)
+            emit({"M": M, "N": N, "K": K, "config": "cublas", "role": "cublas",
+                  "measured_us": f"{us:.3f}", "tflops": f"{fl / us / 1e6:.3f}",
+                  "status": "ok" if err <= REL_TOL else "wrong", "rel_err": f"{err:.3e}",
+                  "mode": mode, "samples_us": " ".join(f"{t:.2f}" for t in ts)})
+
+        feas = [r for r in sh["rows"] if r["feasible"]]
+        pick = min(sh["rows"], key=lambda r: r["rank"])
+        jobs = [(pick, "pick", pick["g"])]
+        order = sorted(feas, key=lambda r: (-prev_perf.get((r["bm"], r["bn"], r["bk"], r["w"], r["s"]), -1.0), r["rank"]))
+        jobs += [(r, "bf", BF_GROUP_M) for r in order]
+        best_us = None
+        n_done = n_skip = 0
+        for r, role, g in jobs:
+            ck = (r["bm"], r["bn"], r["bk"], r["w"], r["s"])
+            key = cfg_key(r["bm"], r["bn"], r["bk"], g, r["w"], r["s"])
+            base = {"M": M, "N": N, "K": K, "config": key, "role": role, "rank": r["rank"],
+                    "BLOCK_SIZE_M": r["bm"], "BLOCK_SIZE_N": r["bn"], "BLOCK_SIZE_K": r["bk"],
+                    "GROUP_SIZE_M": g, "num_warps": r["w"], "num_stages": r["s"],
+                    "predicted_cycles": r["pred"]}
+            if (M, N, K, key, role) in done:
+                d = done[(M, N, K, key, role)]
+                rows_out.append(d)
+                if d["status"] == "ok":
+                    us = float(d["measured_us"])
+                    best_us = us if best_us is None else min(best_us, us)
+                continue
+            cinfo = comp.get(ck, {"status": "not_compiled", "error": "infeasible in listing"})
+            base.update(n_regs=cinfo.get("n_regs", ""), n_spills=cinfo.get("n_spills", ""),
+                        shared_bytes=cinfo.get("shared_bytes", ""))
+            if cinfo["status"] != "ok":
+                base.update(status=cinfo["status"], error=cinfo.get("error", ""))
+                emit(base)
+                continue
+            if time.time() > shape_deadline and role != "pick":
+                n_skip += 1
+                base.update(status="not_timed_budget")
+                emit(base)
+                continue
+            run = launcher(ck, g, A, B, C, M, N, K)
+            try:
+                C.fill_(float("nan"))  # poison; the timed probe launch is also the check
+                t1 = timer.probe(run)
+                err = check()
+                if not err <= REL_TOL:
+                    base.update(status="wrong", rel_err=f"{err:.3e}")
+                    emit(base)
+                    continue
+                us, ts, mode = timer.measure(run, best_us, t1)
+            except Exception as e:  # noqa: BLE001
+                base.update(status="run_error", error=f"{type(e).__name__}: {str(e)[:200]}")
+                emit(base)
+                continue
+            best_us = us if best_us is None else min(best_us, us)
+            if role == "bf":
+                prev_perf[ck] = fl / us / 1e6
+            n_done += 1
+            base.update(measured_us=f"{us:.3f}", tflops=f"{fl / us / 1e6:.3f}", status="ok",
+                        rel_err=f"{err:.3e}", mode=mode,
+                        samples_us=" ".join(f"{t:.2f}" for t in ts))
+            emit(base)
+        meas_f.flush()
+        info["t1"] = time.time()
+        info["n_timed_now"] = n_done
+        info["n_not_timed_budget"] = n_skip
+        cw = clocks.window(info["t0"], info["t1"])
+        if cw:
+            info["sm_clock_mhz_median"], info["sm_clock_mhz_min"], info["sm_clock_mhz_max"] = cw
+        shape_info.append(info)
+        s = summarize_shape(M, N, K, rows_out)
+        log(f"{M}x{N}x{K}: {info['t1'] - info['t0']:.1f} s (budget {budget:.1f}), "
+            f"timed {n_done}, budget-skipped {n_skip}; A/BF {s.get('abf', float('nan')):.3f}, "
+            f"A/cuBLAS {s.get('a_cublas', float('nan')):.3f}, tau {s.get('tau_b', float('nan')):.3f}, "
+            f"pick rank {s.get('pick_rank')}/{s.get('n_measured')}; SM clock {cw}")
+        del A, B, C, ref
+        torch.cuda.empty_cache()
+
+    variants1 = n_variants()
+    clocks.stop()
+    meas_f.close()
+    log("nvidia-smi at end:\n" + smi())
+    sm = [x[1] for x in clocks.samples if x[5] > 0]
+    run_info = {
+        "triton": triton.__version__, "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(0), "nvidia_smi_start_end": "see log.txt",
+        "launch_floors": floors,
+        "compiled_variants_after_load": variants0, "compiled_variants_at_end": variants1,
+        "recompiles_during_sweep": (variants1 - variants0) if variants0 >= 0 else None,
+        "sm_clock_mhz_busy": ({"median": statistics.median(sm), "min": min(sm), "max": max(sm),
+                               "n": len(sm)} if sm else None),
+        "mem_clock_mhz_busy": (statistics.median([x[2] for x in clocks.samples if x[5] > 0])
+                               if sm else None),
+        "power_w_busy_max": max([x[3] for x in clocks.samples if x[5] > 0], default=None),
+        "temp_c_max": max([x[4] for x in clocks.samples], default=None),
+        "stopped_at_deadline": stopped,
+        "wall_s": round(time.time() - t_start, 1),
+        "shape_timing": shape_info,
+        "args": vars(args),
+    }
+    with open(os.path.join(args.out, "run_info.json"), "w") as f:
+        json.dump(run_info, f, indent=1, default=str)
+    write_summary(args.out, args.out, run_info, log)
+
+
+
+# ------------------------------------------------------------------ GROUP_SIZE_M refinement
+
+def refine_groups(grid_m, groups):
+    """GROUP_SIZE_M values that order a grid of grid_m tile rows differently (every G >=
+    grid_m gives the same order: keep the smallest), always with 8 (the repeat)."""
+    gs = [g for g in groups if g < grid_m]
+    ge = [g for g in groups if g >= grid_m]
+    if ge:
+        gs.append(min(ge))
+    if 8 not in gs:
+        gs.append(8)
+    return sorted(set(gs))
+
+
+def run_refine(args):
+    """Second pass: for each shape, the pick's launch and the `--top` fastest brute-force
+    configs of a previous run, timed again at every GROUP_SIZE_M of phase 2's candidate
+    list (those a shape's tile grid can tell apart). The G = 8 rows repeat the first pass
+    on fresh inputs (repeatability); the others complete the brute force over GROUP_SIZE_M
+    for the contenders."""
+    import torch
+    t_start = time.time()
+    deadline = t_start + args.deadline_s
+    os.makedirs(args.out, exist_ok=True)
+    logf = open(os.path.join(args.out, "log.txt"), "a")
+
+    def log(msg):
+        line = f"[{time.time() - t_start:6.1f}s] {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    with open(os.path.join(args.refine, "measurements.csv")) as f:
+        prev = list(csv.DictReader(f))
+    groups = [int(g) for g in args.groups.split(",")]
+    by = {}
+    for r in prev:
+        by.setdefault((int(r["M"]), int(r["N"]), int(r["K"])), []).append(r)
+    plan = []
+    for (M, N, K), rs in by.items():
+        ok = sorted((r for r in rs if r["role"] == "bf" and r["status"] == "ok"),
+                    key=lambda r: float(r["measured_us"]))
+        pick = [r for r in rs if r["role"] == "pick"][0]
+        cks = []
+        for r in [pick] + ok:
+            ck = (int(r["BLOCK_SIZE_M"]), int(r["BLOCK_SIZE_N"]), int(r["BLOCK_SIZE_K"]),
+                  int(r["num_warps"]), int(r["num_stages"]))
+            if ck not in [c for c, _ in cks]:
+                cks.append((ck, r))
+            if len(cks) >= args.top + 1:
+                break
+        plan.append(((M, N, K), cks, float(ok[0]["measured_us"])))
+    plan.sort(key=lambda p: flops(*p[0]))
+    ckeys = sorted({ck for _, cks, _ in plan for ck, _ in cks})
+    log(f"refine: {len(plan)} shapes, {len(ckeys)} configs, groups {groups}; "
+        f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
+    log("nvidia-smi at start:\n" + smi())
+    clocks = ClockSampler()
+    clocks.start()
+    comp = {(r["bm"], r["bn"], r["bk"], r["w"], r["s"]): r
+            for r in compile_all(ckeys, args.workers, log)}
+    torch.cuda.set_device(0)
+    tiny = [torch.randn((64, 64), dtype=torch.float16, device="cuda") for _ in range(3)]
+    for ck in ckeys:
+        if comp[ck]["status"] == "ok":
+            make_launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)()
+    torch.cuda.synchronize()
+    timer = Timer(torch)
+    fields = MEAS_FIELDS + ["first_pass_us"]
+    out_f = open(os.path.join(args.out, "refine.csv"), "w", newline="")
+    w = csv.DictWriter(out_f, fieldnames=fields)
+    w.writeheader()
+    for (M, N, K), cks, best_prev in plan:
+        if time.time() > deadline:
+            log(f"deadline: {M}x{N}x{K} not refined")
+            continue
+        t0 = time.time()
+        fl = flops(M, N, K)
+        torch.manual_seed(args.seed * 7919 + M * 131 + N * 17 + K)
+        A = torch.randn((M, K), dtype=torch.float16, device="cuda")
+        B = torch.randn((N, K), dtype=torch.float16, device="cuda")
+        C = torch.empty((M, N), dtype=torch.float16, device="cuda")
+        ref = torch.matmul(A.float(), B.float().t())
+        ref_norm = torch.linalg.norm(ref).item()
+        best_us = best_prev
+        n = 0
+        for ck, r0 in cks:
+            for g in refine_groups(triton.cdiv(M, ck[0]), groups):
+                row = {"M": M, "N": N, "K": K, "config": cfg_key(*ck[:3], g, *ck[3:]),
+                       "role": "refine", "rank": r0["rank"], "BLOCK_SIZE_M": ck[0],
+                       "BLOCK_SIZE_N": ck[1], "BLOCK_SIZE_K": ck[2], "GROUP_SIZE_M": g,
+                       "num_warps": ck[3], "num_stages": ck[4],
+                       "predicted_cycles": r0["predicted_cycles"],
+                       "n_regs": comp[ck].get("n_regs", ""), "n_spills": comp[ck].get("n_spills", ""),
+                       "shared_bytes": comp[ck].get("shared_bytes", "")}
+                first = [x for x in by[(M, N, K)] if x["config"] == row["config"] and x["role"] == "bf"]
+                row["first_pass_us"] = first[0]["measured_us"] if first else ""
+                if comp[ck]["status"] != "ok":
+                    row.update(status=comp[ck]["status"], error=comp[ck].get("error", ""))
+                    w.writerow({k: row.get(k, "") for k in fields})
+                    continue
+                run = make_launcher(ck, g, A, B, C, M, N, K)
+                C.fill_(float("nan"))
+                t1 = timer.probe(run)
+                err = torch.linalg.norm(C.float() - ref).item() / ref_norm
+                if not err <= REL_TOL:
+                    row.update(status="wrong", rel_err=f"{err:.3e}")
+                    w.writerow({k: row.get(k, "") for k in fields})
+                    continue
+                us, ts, mode = timer.measure(run, best_us, t1)
+                best_us = min(best_us, us)
+                n += 1
+                row.update(measured_us=f"{us:.3f}", tflops=f"{fl / us / 1e6:.3f}", status="ok",
+                           rel_err=f"{err:.3e}", mode=mode,
+                           samples_us=" ".join(f"{t:.2f}" for t in ts))
+                w.writerow({k: row.get(k, "") for k in fields})
+        out_f.flush()
+        cw = clocks.window(t0, time.time())
+        log(f"{M}x{N}x{K}: {n} timed in {time.time() - t0:.1f} s; SM clock {cw}")
+        del A, B, C, ref
+        torch.cuda.empty_cache()
+    out_f.close()
+    clocks.stop()
+    log("nvidia-smi at end:\n" + smi())
+    sm = [x[1] for x in clocks.samples if x[5] > 0]
+    if sm:
+        log(f"SM clock while busy: median {statistics.median(sm)}, min {min(sm)}, max {max(sm)} MHz")
+    # merged summary (first pass + refinement) and plots
+    with open(os.path.join(args.out, "measurements_merged.csv"), "w", newline="") as f:
+        mw = csv.DictWriter(f, fieldnames=MEAS_FIELDS, extrasaction="ignore")
+        mw.writeheader()
+        for r in prev:
+            mw.writerow({k: r.get(k, "") for k in MEAS_FIELDS})
+        with open(os.path.join(args.out, "refine.csv")) as g:
+            for r in csv.DictReader(g):
+                mw.writerow({k: r.get(k, "") for k in MEAS_FIELDS})
+    ri = None
+    p = os.path.join(args.refine, "run_info.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            ri = json.load(f)
+    os.replace(os.path.join(args.out, "measurements_merged.csv"),
+               os.path.join(args.out, "measurements.csv"))
+    write_summary(args.out, args.out, ri, log)
+    os.remove(os.path.join(args.out, "measurements.csv"))  # the merge is rebuilt offline
+
+
+# ---------------------------------------------------------------------------- summaries
+
+def summarize_shape(M, N, K, rows):
+    out = {"M": M, "N": N, "K": K}
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("role") in ("pick", "bf", "refine")]
+    ok8 = [r for r in ok if r["role"] in ("pick", "bf")]
+    cub = [r for r in rows if r.get("role") == "cublas" and r.get("status") == "ok"]
+    pick = [r for r in rows if r.get("role") == "pick"]
+    bf = [r for r in ok if r["role"] == "bf"]
+    out["n_listed_feasible"] = sum(1 for r in rows if r.get("role") == "bf")
+    out["n_measured"] = len(bf)
+    out["n_failed"] = sum(1 for r in rows if r.get("role") == "bf" and r.get("status") not in
+                          ("ok", "not_timed_budget"))
+    out["n_not_timed_budget"] = sum(1 for r in rows if r.get("status") == "not_timed_budget")
+    if cub:
+        out["cublas_us"] = float(cub[0]["measured_us"])
+        out["cublas_tflops"] = float(cub[0]["tflops"])
+    if pick:
+        p = pick[0]
+        out["pick"] = p["config"]
+        out["pick_status"] = p.get("status")
+        out["pick_n_spills"] = p.get("n_spills")
+        out["pick_n_regs"] = p.get("n_regs")
+        spill = str(p.get("n_spills", "")) not in ("", "0")
+        out["pick_infeasible"] = p.get("status") != "ok" or spill
+    if ok:
+        best = min(ok, key=lambda r: float(r["measured_us"]))
+        out["bf_config"] = best["config"]
+        out["bf_role"] = best["role"]
+        out["bf_us"] = float(best["measured_us"])
+        out["bf_tflops"] = float(best["tflops"])
+    if ok8:
+        b8 = min(ok8, key=lambda r: float(r["measured_us"]))
+        out["bf_g8_config"] = b8["config"]
+        out["bf_g8_us"] = float(b8["measured_us"])
+    ref_rows = [r for r in ok if r["role"] == "refine"]
+    if ref_rows:
+        first = {r["config"]: float(r["measured_us"]) for r in bf}
+        rep = [float(r["measured_us"]) / first[r["config"]] for r in ref_rows
+               if int(r["GROUP_SIZE_M"]) == 8 and r["config"] in first]
+        if rep:
+            out["repeat_ratio_median"] = statistics.median(rep)
+            out["repeat_ratio_max_dev"] = max(abs(x - 1) for x in rep)
+    if pick and pick[0].get("status") == "ok" and ok:
+        pu = float(pick[0]["measured_us"])
+        if ok8:
+            out["abf_g8"] = out["bf_g8_us"] / pu
+        out["pick_us"] = pu
+        out["pick_tflops"] = float(pick[0]["tflops"])
+        out["abf"] = out["bf_us"] / pu
+        if cub:
+            out["a_cublas"] = out["cublas_us"] / pu
+        out["pick_rank"] = 1 + sum(1 for r in bf if float(r["measured_us"]) < pu)
+    elif pick:
+        out["abf"] = 0.0  # an infeasible pick delivers nothing
+    if len(bf) >= 2:
+        x = [float(r["predicted_cycles"]) for r in bf]
+        y = [float(r["measured_us"]) for r in bf]
+        out["tau_b"] = kendall_tau_b(x, y)
+    if cub and ok:
+        out["bf_over_cublas"] = out["cublas_us"] / out["bf_us"]
+    return out
+
+
+def write_summary(src_dir, out_dir, run_info, log=print):
+    with open(os.path.join(src_dir, "measurements.csv")) as f:
+        rows = list(csv.DictReader(f))
+    by = {}
+    for r in rows:
+        by.setdefault((int(r["M"]), int(r["N"]), int(r["K"])), []).append(r)
+    per = [summarize_shape(M, N, K, rs) for (M, N, K), rs in by.items()]
+    per.sort(key=lambda s: flops(s["M"], s["N"], s["K"]))
+    fields = ["M", "N", "K", "pick", "pick_status", "pick_n_regs", "pick_n_spills",
+              "pick_infeasible", "pick_us", "pick_tflops", "bf_config", "bf_role", "bf_us",
+              "bf_tflops", "abf", "cublas_us", "cublas_tflops", "a_cublas", "bf_over_cublas",
+              "pick_rank", "n_measured", "n_listed_feasible", "n_failed",
+              "n_not_timed_budget", "tau_b", "bf_g8_config", "bf_g8_us", "abf_g8",
+              "repeat_ratio_median", "repeat_ratio_max_dev"]
+    with open(os.path.join(out_dir, "per_shape.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for s in per:
+            w.writerow({k: (f"{s[k]:.4f}" if isinstance(s.get(k), float) else s.get(k, ""))
+                        for k in fields})
+    abf = [s["abf"] for s in per if "abf" in s]
+    tau = [s["tau_b"] for s in per if "tau_b" in s and not math.isnan(s["tau_b"])]
+    acb = [s["a_cublas"] for s in per if "a_cublas" in s]
+    abf8 = [s["abf_g8"] for s in per if "abf_g8" in s]
+    rep = [s["repeat_ratio_max_dev"] for s in per if "repeat_ratio_max_dev" in s]
+    summary = {
+        "shapes": len(per),
+        "brute_force": ("every feasible config at GROUP_SIZE_M 8, plus the pick's launch and "
+                        "the top configs at GROUP_SIZE_M 1,2,4,8,16" if rep else
+                        "every feasible config at GROUP_SIZE_M 8, plus the pick"),
+        "abf_g8_only": ({"median": statistics.median(abf8), "min": min(abf8),
+                         "mean": statistics.mean(abf8)} if abf8 and rep else None),
+        "repeat_max_abs_dev_median_over_shapes": statistics.median(rep) if rep else None,
+        "abf_median": statistics.median(abf) if abf else None,
+        "abf_min": min(abf) if abf else None,
+        "abf_mean": statistics.mean(abf) if abf else None,
+        "kendall_tau_mean": statistics.mean(tau) if tau else None,
+        "kendall_tau_median": statistics.median(tau) if tau else None,
+        "infeasible_picks": sum(1 for s in per if s.get("pick_infeasible")),
+        "a_cublas_median": statistics.median(acb) if acb else None,
+        "picks_at_bf_rank1": sum(1 for s in per if s.get("pick_rank") == 1),
+        "goals": {"abf_median": ">= 0.95", "abf_min": ">= 0.80", "infeasible_picks": "0",
+                  "kendall_tau_mean": ">= 0.8"},
+        "seed000_reference": {"abf_median": 0.853, "abf_min": 0.203, "kendall_tau_mean": 0.528},
+    }
+    if run_info:
+        summary["run"] = {k: run_info[k] for k in run_info if k not in ("shape_timing", "args")}
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1, default=str)
+    log("SUMMARY " + json.dumps({k: summary[k] for k in (
+        "shapes", "abf_median", "abf_min", "abf_mean", "kendall_tau_mean", "infeasible_picks",
+        "a_cublas_median", "picks_at_bf_rank1")}))
+    try:
+        plots(per, by, out_dir)
+    except Exception as e:  # noqa: BLE001
+        log(f"plots skipped: {type(e).__name__}: {e}")
+    return summary
+
+
+def plots(per, by, out_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    lab = [f"{s['M']}x{s['N']}x{s['K']}" for s in per]
+    fig, ax = plt.subplots(figsize=(max(8, 0.35 * len(per)), 4.5))
+    ax.bar(range(len(per)), [s.get("abf", 0) for s in per], color=[
+        "tab:red" if s.get("pick_infeasible") else "tab:blue" for s in per])
+    ax.plot(range(len(per)), [min(s.get("a_cublas", 0), 1.5) for s in per], "k.", label="A/cuBLAS")
+    ax.axhline(0.95, color="g", ls="--", lw=1, label="goal median 0.95")
+    ax.axhline(0.80, color="orange", ls="--", lw=1, label="goal min 0.80")
+    ax.set_xticks(range(len(per)))
+    ax.set_xticklabels(lab, rotation=75, fontsize=7)
+    ax.set_ylabel("pick TFLOP/s / brute-force best")
+    ax.set_title("origami triton family on H200: A/BF per shape (red: infeasible pick)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "abf_per_shape.png"), dpi=110)
+    plt.close(fig)
+
+    chosen = [s for s in per if "tau_b" in s]
+    if len(chosen) > 6:
+        idx = sorted({0, len(chosen) // 4, len(chosen) // 2, 3 * len(chosen) // 4,
+                      len(chosen) - 2, len(chosen) - 1})
+        chosen = [chosen[i] for i in idx]
+    n = len(chosen)
+    if not n:
+        return
+    cols = 3
+    rws = math.ceil(n / cols)
+    fig, axs = plt.subplots(rws, cols, figsize=(4.2 * cols, 3.6 * rws), squeeze=False)
+    for ax, s in zip(axs.flat, chosen):
+        rs = [r for r in by[(s["M"], s["N"], s["K"])] if r["status"] == "ok" and r["role"] == "bf"]
+        x = [float(r["predicted_cycles"]) for r in rs]
+        y = [float(r["measured_us"]) for r in rs]
+        c = [int(r["num_warps"]) * 10 + int(r["num_stages"]) for r in rs]
+        ax.scatter(x, y, s=6, c=c, cmap="viridis")
+        pk = [r for r in by[(s["M"], s["N"], s["K"])] if r["role"] == "pick" and r["status"] == "ok"]
+        if pk:
+            ax.scatter([float(pk[0]["predicted_cycles"])], [float(pk[0]["measured_us"])],
+                       marker="*", s=120, c="r", label="pick")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{s['M']}x{s['N']}x{s['K']}  tau-b {s['tau_b']:.2f}", fontsize=9)
+        ax.set_xlabel("predicted cycles", fontsize=8)
+        ax.set_ylabel("measured us", fontsize=8)
+    for ax in list(axs.flat)[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "pred_vs_measured.png"), dpi=110)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--inputs", default="results/h200/triton/inputs")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--shapes", help="only these shapes: 'M,N,K;M,N,K'")
+    ap.add_argument("--max-configs", type=int, default=0, help="smoke test: pick + a sample")
+    ap.add_argument("--workers", type=int, default=15)
+    ap.add_argument("--deadline-s", type=float, default=500.0)
+    ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--resume", help="folder with a previous measurements.csv/compile.csv")
+    ap.add_argument("--summarize", help="only recompute per_shape.csv/summary.json from this folder")
+    ap.add_argument("--refine", help="second pass over GROUP_SIZE_M for the contenders of "
+                    "the first pass whose measurements.csv is in this folder")
+    ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--groups", default="1,2,4,8,16")
+    args = ap.parse_args()
+    if args.refine:
+        run_refine(args)
+        return
+    if args.summarize:
+        ri = None
+        p = os.path.join(args.summarize, "run_info.json")
+        if os.path.exists(p):
+            with open(p) as f:
+                ri = json.load(f)
+        write_summary(args.summarize, args.out, ri)
+        return
+    run_sweep(args)
+
+
+if __name__ == "__main__":
+    main()
