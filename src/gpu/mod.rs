@@ -21,6 +21,7 @@
 //!   reasons, temperature, power); absent NVML is an `Err`, never fatal to a measurement.
 
 mod context;
+pub mod cublas;
 mod error;
 pub mod module;
 pub mod nvml;

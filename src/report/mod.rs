@@ -1,4 +1,7 @@
 //! Writers for people and programs: text tables, JSON, CSV (and plots, where a picture
 //! says more).
 
+pub mod bench;
+pub mod font;
+pub mod plots;
 pub mod selection;

@@ -1,0 +1,461 @@
+//! Refit of the model's empirical constants and parameters to a measured sweep (CPU only,
+//! no device time): coordinate descent over a fixed list of knobs, each tried at a ladder
+//! of multiples of its current value; the objective is the mean A/BF of the picks on the
+//! fitting shapes plus a quarter of their mean Kendall tau-b, both read off the committed
+//! `configs.csv` (every config's measured time is there, so any pick can be scored
+//! without running it). The fitted values are written as a flat hardware override
+//! (`TRITONBLAS_HW_PARAMS`), never into code.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::dtype::Dtype;
+use crate::hw::{GpuDesc, ModelParams};
+use crate::model::{KernelFamily, ModelConstants, Problem, Selector, Variant};
+use crate::stats::{kendall_tau_b, mean};
+
+use super::sweep::ConfigRow;
+
+/// The knobs the fit moves: model constants and the five parameters, by schema name.
+pub const FIT_CONSTANTS: [&str; 6] = [
+    "loop_overhead_cycles",
+    "prologue_factor",
+    "epilogue_count",
+    "occupancy_decay",
+    "l2_hit_floor",
+    "setup_cycles",
+];
+/// Parameters the fit moves.
+pub const FIT_PARAMS: [&str; 5] = [
+    "mma_latency",
+    "l2_perf_ratio",
+    "dram_perf_ratio",
+    "dram_bw_coeff",
+    "hbm_latency_penalty",
+];
+/// Multiples tried per knob and round.
+pub const LADDER: [f64; 10] = [0.0, 0.1, 0.25, 0.5, 0.8, 1.25, 2.0, 4.0, 10.0, 30.0];
+
+/// Measured times of one shape: (BM, BN, BK, warps, stages) -> ms.
+#[derive(Debug, Clone)]
+pub struct MeasuredShape {
+    pub problem: Problem,
+    pub times: HashMap<(u32, u32, u32, u32, u32), f64>,
+}
+
+impl MeasuredShape {
+    fn best(&self) -> Option<f64> {
+        self.times.values().cloned().reduce(f64::min)
+    }
+}
+
+/// Group config rows by shape (only verified, timed rows of `sets`; all sets when empty).
+pub fn measured_shapes(rows: &[ConfigRow], sets: &[String]) -> Vec<MeasuredShape> {
+    let mut order: Vec<(u64, u64, u64, String)> = Vec::new();
+    let mut map: HashMap<(u64, u64, u64, String), MeasuredShape> = HashMap::new();
+    for r in rows {
+        if !sets.is_empty() && !sets.contains(&r.set) {
+            continue;
+        }
+        let Some(ms) = r.timed() else { continue };
+        let Ok(dtype) = r.dtype.parse::<Dtype>() else {
+            continue;
+        };
+        let key = (r.m, r.n, r.k, r.dtype.clone());
+        let e = map.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            MeasuredShape {
+                problem: Problem {
+                    m: r.m,
+                    n: r.n,
+                    k: r.k,
+                    dtype,
+                },
+                times: HashMap::new(),
+            }
+        });
+        e.times.insert(
+            (r.block_m, r.block_n, r.block_k, r.num_warps, r.num_stages),
+            ms,
+        );
+    }
+    order.into_iter().filter_map(|k| map.remove(&k)).collect()
+}
+
+/// The score of a model on measured shapes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    pub abf_mean: f64,
+    pub abf_median: f64,
+    pub abf_min: f64,
+    pub tau_mean: f64,
+    pub shapes: usize,
+    /// A/BF mean if the picked tile ran with its best measured launch (warps, stages):
+    /// what a perfect launch choice would add to the tile choice.
+    pub abf_tile_oracle_mean: f64,
+    /// Median of the same.
+    pub abf_tile_oracle_median: f64,
+}
+
+/// A launch preference learned from measurements: per tile area (BLOCK_M x BLOCK_N), the
+/// (num_warps, num_stages) launches ordered by how often each was the fastest launch of a
+/// tile of that area on the fitting shapes (ties: the model's order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LaunchTable {
+    pub by_area: BTreeMap<u32, Vec<(u32, u32)>>,
+}
+
+impl LaunchTable {
+    /// Count, over every (shape, tile) of the fitting shapes, which launch was fastest.
+    pub fn fit(shapes: &[MeasuredShape]) -> Self {
+        let mut wins: BTreeMap<u32, BTreeMap<(u32, u32), usize>> = BTreeMap::new();
+        for sh in shapes {
+            let mut best: HashMap<(u32, u32, u32), ((u32, u32), f64)> = HashMap::new();
+            for (&(bm, bn, bk, w, st), &t) in &sh.times {
+                let e = best.entry((bm, bn, bk)).or_insert(((w, st), t));
+                if t < e.1 || (t == e.1 && (w, st) < e.0) {
+                    *e = ((w, st), t);
+                }
+            }
+            for ((bm, bn, _), (launch, _)) in best {
+                *wins.entry(bm * bn).or_default().entry(launch).or_default() += 1;
+            }
+        }
+        let by_area = wins
+            .into_iter()
+            .map(|(area, m)| {
+                let mut v: Vec<((u32, u32), usize)> = m.into_iter().collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                (area, v.into_iter().map(|x| x.0).collect())
+            })
+            .collect();
+        LaunchTable { by_area }
+    }
+
+    /// The preferred measured launch of a tile on a shape, if the table knows its area.
+    fn launch_for(&self, sh: &MeasuredShape, tile: (u32, u32, u32)) -> Option<(u32, u32)> {
+        self.by_area.get(&(tile.0 * tile.1)).and_then(|order| {
+            order
+                .iter()
+                .find(|(w, s)| sh.times.contains_key(&(tile.0, tile.1, tile.2, *w, *s)))
+                .copied()
+        })
+    }
+
+    /// One line per area: "64x128-class (8192): w8 s4, w4 s4, ...".
+    pub fn text(&self) -> String {
+        let mut t = String::new();
+        for (area, v) in &self.by_area {
+            let l: Vec<String> = v.iter().map(|(w, s)| format!("w{w}s{s}")).collect();
+            t.push_str(&format!("  BM*BN = {area:>6}: {}\n", l.join(" > ")));
+        }
+        t
+    }
+}
+
+impl Score {
+    /// The objective the fit maximizes.
+    pub fn objective(&self) -> f64 {
+        self.abf_mean + 0.25 * self.tau_mean
+    }
+}
+
+/// Score a selector's picks and rankings on measured shapes (a pick that was not timed
+/// scores A/BF 0).
+pub fn score(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Score {
+    score_with(s, shapes, None)
+}
+
+/// [`score`], with the picked tile's launch taken from `launches` when given.
+pub fn score_with(
+    s: &Selector<'_>,
+    shapes: &[MeasuredShape],
+    launches: Option<&LaunchTable>,
+) -> Score {
+    let mut abf = Vec::new();
+    let mut oracle = Vec::new();
+    let mut tau = Vec::new();
+    for sh in shapes {
+        let Some(best) = sh.best() else { continue };
+        let sel = s.select(&sh.problem, false);
+        let c = sel.pick.config;
+        let tile = (c.block_m, c.block_n, c.block_k);
+        let (w, st) = launches
+            .and_then(|t| t.launch_for(sh, tile))
+            .unwrap_or((c.num_warps, c.num_stages));
+        let key = (c.block_m, c.block_n, c.block_k, w, st);
+        abf.push(sh.times.get(&key).map_or(0.0, |t| best / t));
+        let tile_best = sh
+            .times
+            .iter()
+            .filter(|(k, _)| (k.0, k.1, k.2) == tile)
+            .map(|(_, t)| *t)
+            .reduce(f64::min);
+        oracle.push(tile_best.map_or(0.0, |t| best / t));
+        let ranked = s.ranked(&sel, usize::MAX);
+        let (xs, ys): (Vec<f64>, Vec<f64>) = ranked
+            .iter()
+            .filter_map(|r| {
+                let c = r.config;
+                sh.times
+                    .get(&(c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages))
+                    .map(|t| (r.latency_cycles, *t))
+            })
+            .unzip();
+        if let Some(t) = kendall_tau_b(&xs, &ys) {
+            tau.push(t);
+        }
+    }
+    Score {
+        abf_mean: if abf.is_empty() { 0.0 } else { mean(&abf) },
+        abf_median: if abf.is_empty() {
+            0.0
+        } else {
+            crate::stats::median(&abf)
+        },
+        abf_min: abf.iter().cloned().fold(f64::INFINITY, f64::min),
+        tau_mean: if tau.is_empty() { 0.0 } else { mean(&tau) },
+        shapes: abf.len(),
+        abf_tile_oracle_mean: if oracle.is_empty() {
+            0.0
+        } else {
+            mean(&oracle)
+        },
+        abf_tile_oracle_median: if oracle.is_empty() {
+            0.0
+        } else {
+            crate::stats::median(&oracle)
+        },
+    }
+}
+
+/// The model being fitted.
+#[derive(Debug, Clone)]
+pub struct FitState {
+    pub params: ModelParams,
+    /// Constant overrides by name (only those moved or given).
+    pub constants: BTreeMap<String, f64>,
+}
+
+impl FitState {
+    fn model_constants(&self) -> Option<ModelConstants> {
+        ModelConstants::with_overrides(self.constants.iter().map(|(k, v)| (k.as_str(), *v))).ok()
+    }
+
+    fn get(&self, knob: &str) -> f64 {
+        if let Some(v) = self.params.get(knob) {
+            return v;
+        }
+        self.constants.get(knob).cloned().unwrap_or_else(|| {
+            ModelConstants::default()
+                .get(knob)
+                .expect("fit knobs are known constants")
+        })
+    }
+
+    fn set(&mut self, knob: &str, v: f64) {
+        if !self.params.set(knob, v) {
+            self.constants.insert(knob.to_string(), v);
+        }
+    }
+
+    /// The flat override JSON (`TRITONBLAS_HW_PARAMS`) of the knobs that moved from `base`.
+    pub fn override_json(&self, base: &FitState) -> serde_json::Value {
+        let mut o = serde_json::Map::new();
+        for p in FIT_PARAMS {
+            let v = self.get(p);
+            if (v - base.get(p)).abs() > 1e-12 * v.abs().max(1.0) {
+                o.insert(p.to_string(), serde_json::json!(v));
+            }
+        }
+        let mut c = serde_json::Map::new();
+        for (k, v) in &self.constants {
+            if (base.get(k) - v).abs() > 1e-12 * v.abs().max(1.0) {
+                c.insert(k.clone(), serde_json::json!(v));
+            }
+        }
+        if !c.is_empty() {
+            o.insert("constants".into(), serde_json::Value::Object(c));
+        }
+        serde_json::Value::Object(o)
+    }
+}
+
+/// One accepted move of the fit.
+#[derive(Debug, Clone)]
+pub struct FitStep {
+    pub knob: String,
+    pub from: f64,
+    pub to: f64,
+    pub score: Score,
+}
+
+/// Coordinate descent: `rounds` passes over the knobs, each knob tried at every ladder
+/// multiple of its current value (0 only for constants that may vanish); a move is kept
+/// when it raises the objective by more than 1e-4. Returns the state and its steps.
+pub fn fit(
+    family: &dyn KernelFamily,
+    gpu: &GpuDesc,
+    variant: Variant,
+    dtype: Dtype,
+    start: FitState,
+    shapes: &[MeasuredShape],
+    rounds: usize,
+) -> (FitState, Score, Vec<FitStep>) {
+    let eval = |st: &FitState| -> Option<Score> {
+        let mc = st.model_constants()?;
+        let s = Selector::new(family, gpu, &st.params, &mc, variant, dtype).ok()?;
+        Some(score(&s, shapes))
+    };
+    let mut state = start;
+    let mut best = eval(&state).expect("the starting model is valid");
+    let mut steps = Vec::new();
+    let knobs: Vec<&str> = FIT_PARAMS
+        .iter()
+        .chain(FIT_CONSTANTS.iter())
+        .copied()
+        .collect();
+    for _ in 0..rounds {
+        let mut moved = false;
+        for knob in &knobs {
+            let cur = state.get(knob);
+            let base = if cur == 0.0 { 1.0 } else { cur };
+            let mut local_best: Option<(f64, Score)> = None;
+            for mult in LADDER {
+                let v = base * mult;
+                if v == cur || (mult == 0.0 && FIT_PARAMS.contains(knob)) {
+                    continue;
+                }
+                if *knob == "occupancy_decay" && v > 1.0 {
+                    continue;
+                }
+                if *knob == "l2_hit_floor" && v > 1.0 {
+                    continue;
+                }
+                let mut trial = state.clone();
+                trial.set(knob, v);
+                if let Some(sc) = eval(&trial) {
+                    let bar = local_best.map_or(best.objective(), |(_, s)| s.objective());
+                    if sc.objective() > bar + 1e-4 {
+                        local_best = Some((v, sc));
+                    }
+                }
+            }
+            if let Some((v, sc)) = local_best {
+                steps.push(FitStep {
+                    knob: knob.to_string(),
+                    from: cur,
+                    to: v,
+                    score: sc,
+                });
+                state.set(knob, v);
+                best = sc;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    (state, best, steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+    use crate::model::family;
+
+    /// Synthetic "measurements" made by the model itself with a different mma_latency:
+    /// the fit must recover a model whose picks score A/BF 1 on them.
+    #[test]
+    fn fit_recovers_a_model_that_made_the_data() {
+        let doc = preset("h100-sxm").unwrap();
+        let fam = family("origami").unwrap();
+        let mut truth = doc.params.clone();
+        truth.mma_latency *= 4.0;
+        let mc = ModelConstants::default();
+        let s_true =
+            Selector::new(fam, &doc.gpu, &truth, &mc, Variant::Origami, Dtype::Fp16).unwrap();
+        let mut shapes = Vec::new();
+        for (m, n, k) in [(4096, 4096, 4096), (128, 8192, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            let sel = s_true.select(&p, false);
+            let mut times = HashMap::new();
+            for r in s_true.ranked(&sel, usize::MAX) {
+                let c = r.config;
+                // one time per config: the tile's prediction, launches of a tile tied
+                times
+                    .entry((c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages))
+                    .or_insert(r.latency_cycles);
+            }
+            shapes.push(MeasuredShape { problem: p, times });
+        }
+        let start = FitState {
+            params: doc.params.clone(),
+            constants: BTreeMap::new(),
+        };
+        let s0 = Selector::new(
+            fam,
+            &doc.gpu,
+            &doc.params,
+            &mc,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        let before = score(&s0, &shapes);
+        let (state, after, _) = fit(
+            fam,
+            &doc.gpu,
+            Variant::Origami,
+            Dtype::Fp16,
+            start.clone(),
+            &shapes,
+            1,
+        );
+        assert!(after.objective() >= before.objective());
+        // launches of a tile tie in the data, so the pick's launch may miss by a little
+        assert!(after.abf_mean > 0.99, "{after:?}");
+        let j = state.override_json(&start);
+        assert!(j.is_object());
+    }
+
+    #[test]
+    fn launch_table_orders_by_wins() {
+        let p = Problem::new(64, 64, 64, Dtype::Fp16).unwrap();
+        let mut times = HashMap::new();
+        times.insert((64, 128, 32, 4, 3), 2.0);
+        times.insert((64, 128, 32, 8, 4), 1.0);
+        times.insert((128, 64, 64, 8, 4), 1.5);
+        times.insert((128, 64, 64, 4, 3), 1.6);
+        let sh = MeasuredShape { problem: p, times };
+        let t = LaunchTable::fit(std::slice::from_ref(&sh));
+        assert_eq!(t.by_area[&8192], vec![(8, 4)]);
+        assert_eq!(t.launch_for(&sh, (64, 128, 32)), Some((8, 4)));
+        assert_eq!(t.launch_for(&sh, (32, 32, 32)), None);
+        assert!(t.text().contains("w8s4"));
+    }
+
+    #[test]
+    fn rows_group_into_shapes() {
+        let p = Problem::new(64, 64, 64, Dtype::Fp16).unwrap();
+        let c = crate::model::problem::parse_config("64x64x32,g1,w4,s3").unwrap();
+        let mut r = ConfigRow::planned(
+            "seed",
+            &p,
+            &super::super::sweep::Planned {
+                config: c,
+                model_rank: 1,
+                predicted_cycles: 1.0,
+                predicted_us: 1.0,
+                is_pick: true,
+            },
+        );
+        r.measured_ms = Some(0.01);
+        r.passed = 1;
+        let v = measured_shapes(&[r.clone()], &[]);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].times.len(), 1);
+        assert!(measured_shapes(&[r], &["llm".to_string()]).is_empty());
+    }
+}

@@ -1,0 +1,244 @@
+//! One `origami_gemm` instance per configuration (docs/gemm-kernel.md, "Interface"): the
+//! config -> NVRTC defines, the shared-memory formula the module must agree with, the
+//! launch shape, the alignment rule, the error bound per dtype, and the L2 rotation count.
+//! Pure functions; the GPU side is `runner`.
+
+use crate::dtype::Dtype;
+use crate::gpu::{LaunchDims, ModuleSpec};
+use crate::model::family_origami::warp_grid;
+use crate::model::{Config, Problem};
+
+use super::GemmError;
+
+/// Kernel symbol of `csrc/gemm.cu`.
+pub const KERNEL_NAME: &str = "origami_gemm";
+/// Device constant holding the module's own shared-memory size.
+pub const SMEM_SYMBOL: &str = "origami_gemm_smem_bytes";
+/// Embedded source stem (`csrc/gemm.cu`).
+pub const SOURCE_STEM: &str = "gemm";
+
+/// Relative Frobenius error bound against cuBLAS (the harness's bounds).
+pub fn error_bound(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::Bf16 => 1e-2,
+        _ => 2e-3,
+    }
+}
+
+/// The input types the kernel takes.
+pub fn check_dtype(dtype: Dtype) -> Result<(), GemmError> {
+    match dtype {
+        Dtype::Fp16 | Dtype::Bf16 => Ok(()),
+        other => Err(GemmError::BadInput(format!(
+            "the origami kernel takes fp16 or bf16 inputs, not {other}"
+        ))),
+    }
+}
+
+/// The alignment rule: K % 8 == 0 (every 16-byte cp.async chunk of a row is inside or
+/// outside the matrix); M, N, K fit the kernel's `int` arguments.
+pub fn check_problem(p: &Problem) -> Result<(), GemmError> {
+    check_dtype(p.dtype)?;
+    if p.k % 8 != 0 {
+        return Err(GemmError::BadInput(format!(
+            "K = {} is not a multiple of 8: the origami kernel loads rows of A and B in 16-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to {}",
+            p.k,
+            p.k.div_ceil(8) * 8
+        )));
+    }
+    for (name, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
+        if v > i32::MAX as u64 {
+            return Err(GemmError::BadInput(format!(
+                "{name} = {v} does not fit the kernel's int argument"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The validity rule of docs/gemm-kernel.md (tiling only; shared memory is `smem_bytes`).
+pub fn check_config(c: &Config) -> Result<(), GemmError> {
+    let bad = |m: String| Err(GemmError::BadInput(format!("config {c}: {m}")));
+    if ![32, 64, 128, 256].contains(&c.block_m) || ![32, 64, 128, 256].contains(&c.block_n) {
+        return bad("BLOCK_M and BLOCK_N must be 32, 64, 128 or 256".into());
+    }
+    if ![16, 32, 64, 128].contains(&c.block_k) {
+        return bad("BLOCK_K must be 16, 32, 64 or 128".into());
+    }
+    if ![4, 8].contains(&c.num_warps) {
+        return bad("num_warps must be 4 or 8".into());
+    }
+    if ![2, 3, 4].contains(&c.num_stages) {
+        return bad("num_stages must be 2, 3 or 4".into());
+    }
+    let (wm, wn) = warp_grid(c);
+    if (c.block_m / wm) % 16 != 0 || (c.block_n / wn) % 16 != 0 {
+        return bad(format!(
+            "warp tile {}x{} is not a multiple of 16",
+            c.block_m / wm,
+            c.block_n / wn
+        ));
+    }
+    Ok(())
+}
+
+/// Shared memory of one CTA, bytes: max(ring, epilogue C tile) (the kernel's SMEM_BYTES).
+pub fn smem_bytes(c: &Config) -> u64 {
+    let ring =
+        u64::from(c.num_stages) * u64::from(c.block_m + c.block_n) * u64::from(c.block_k) * 2;
+    let epilogue = u64::from(c.block_m) * u64::from(c.block_n + 8) * 2;
+    ring.max(epilogue)
+}
+
+/// The NVRTC defines of one instance, in a fixed order (part of the cache key).
+pub fn defines(c: &Config, dtype: Dtype) -> Vec<(String, Option<u32>)> {
+    let mut v = vec![
+        ("BLOCK_M".to_string(), Some(c.block_m)),
+        ("BLOCK_N".to_string(), Some(c.block_n)),
+        ("BLOCK_K".to_string(), Some(c.block_k)),
+        ("NUM_WARPS".to_string(), Some(c.num_warps)),
+        ("NUM_STAGES".to_string(), Some(c.num_stages)),
+    ];
+    if dtype == Dtype::Bf16 {
+        v.push(("DTYPE_BF16".to_string(), None));
+    }
+    v
+}
+
+/// The module to load for a config (group_m is a run-time argument, not a define).
+pub fn module_spec(c: &Config, dtype: Dtype) -> ModuleSpec {
+    let mut s = ModuleSpec::embedded(SOURCE_STEM).force_nvrtc();
+    for (name, v) in defines(c, dtype) {
+        s = match v {
+            Some(v) => s.define(&name, v),
+            None => s.flag(&name),
+        };
+    }
+    s
+}
+
+/// The config with the group size zeroed: one compiled instance serves every group_m.
+pub fn instance_key(c: &Config) -> Config {
+    Config { group_m: 1, ..*c }
+}
+
+/// Grid, block and dynamic shared memory of a launch.
+pub fn launch_dims(c: &Config, p: &Problem) -> LaunchDims {
+    let grid = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
+    LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c) as u32)
+}
+
+/// Bytes of A, B and C of a problem.
+pub fn working_set_bytes(p: &Problem) -> u64 {
+    let e = (p.dtype.bits() / 8) as u64;
+    (p.m * p.k + p.n * p.k + p.m * p.n) * e
+}
+
+/// Most input copies the timing rotates through.
+pub const MAX_ROTATION: u32 = 32;
+
+/// How many copies of A, B and C the timing rotates through so that consecutive launches
+/// do not find their inputs in L2: enough for the rotated set to exceed twice the L2
+/// (at most [`MAX_ROTATION`]; 1 when one copy already does). Below about
+/// 2 x L2 / 32 bytes of working set the inputs stay L2-resident, for every config and
+/// cuBLAS alike.
+pub fn rotation_copies(p: &Problem, l2_bytes: u64) -> u32 {
+    let ws = working_set_bytes(p).max(1);
+    let need = (2 * l2_bytes).div_ceil(ws);
+    need.clamp(1, u64::from(MAX_ROTATION)) as u32
+}
+
+/// TFLOP/s of a problem run in `ms` milliseconds.
+pub fn tflops(p: &Problem, ms: f64) -> f64 {
+    if ms > 0.0 {
+        p.flops() / (ms * 1e9)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::problem::parse_config;
+
+    fn cfg(s: &str) -> Config {
+        parse_config(s).unwrap()
+    }
+
+    #[test]
+    fn defines_follow_the_interface() {
+        let c = cfg("128x256x64,g8,w8,s3");
+        let s = module_spec(&c, Dtype::Fp16);
+        assert_eq!(
+            s.options,
+            vec![
+                "-DBLOCK_M=128",
+                "-DBLOCK_N=256",
+                "-DBLOCK_K=64",
+                "-DNUM_WARPS=8",
+                "-DNUM_STAGES=3"
+            ]
+        );
+        assert!(!s.allow_prebuilt);
+        let b = module_spec(&c, Dtype::Bf16);
+        assert_eq!(b.options.last().unwrap(), "-DDTYPE_BF16");
+    }
+
+    #[test]
+    fn smem_matches_the_family() {
+        use crate::model::family::KernelFamily;
+        use crate::model::family_origami::OrigamiFamily;
+        for (bm, bn, bk) in OrigamiFamily.tiles() {
+            for (w, s) in OrigamiFamily.launches() {
+                let c = Config {
+                    block_m: bm,
+                    block_n: bn,
+                    block_k: bk,
+                    group_m: 1,
+                    num_warps: w,
+                    num_stages: s,
+                };
+                assert_eq!(smem_bytes(&c), OrigamiFamily.smem_bytes(&c, Dtype::Fp16));
+            }
+        }
+        assert_eq!(smem_bytes(&cfg("128x256x64,w8,s3")), 3 * 384 * 64 * 2);
+        assert_eq!(smem_bytes(&cfg("256x256x16,w8,s2")), 256 * 264 * 2);
+    }
+
+    #[test]
+    fn alignment_rule() {
+        let p = Problem::new(127, 4095, 4104, Dtype::Fp16).unwrap();
+        assert!(check_problem(&p).is_ok());
+        let q = Problem::new(64, 64, 100, Dtype::Fp16).unwrap();
+        let e = check_problem(&q).unwrap_err().to_string();
+        assert!(e.contains("multiple of 8") && e.contains("104"), "{e}");
+        let f = Problem::new(64, 64, 64, Dtype::Fp32).unwrap();
+        assert!(check_problem(&f).is_err());
+    }
+
+    #[test]
+    fn validity_rule() {
+        assert!(check_config(&cfg("32x32x16,w8,s2")).is_err());
+        assert!(check_config(&cfg("32x32x16,w4,s2")).is_ok());
+        assert!(check_config(&cfg("48x32x16,w4,s2")).is_err());
+        assert!(check_config(&cfg("64x64x64,w4,s5")).is_err());
+        assert!(check_config(&cfg("64x64x64,w2,s3")).is_err());
+    }
+
+    #[test]
+    fn launch_and_rotation() {
+        let p = Problem::new(1000, 1000, 1000, Dtype::Fp16).unwrap();
+        let d = launch_dims(&cfg("128x256x64,w8,s3"), &p);
+        assert_eq!(d.grid, (8 * 4, 1, 1));
+        assert_eq!(d.block, (256, 1, 1));
+        let l2 = 50 << 20;
+        let big = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        assert_eq!(rotation_copies(&big, l2), 2);
+        let huge = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        assert_eq!(rotation_copies(&huge, l2), 1);
+        let tiny = Problem::new(64, 64, 64, Dtype::Fp16).unwrap();
+        assert_eq!(rotation_copies(&tiny, l2), MAX_ROTATION);
+        assert!((tflops(&big, 1.0) - 137.438_953_472).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,477 @@
+//! The GPU side of the runner: compile every config (NVRTC, in parallel threads, through
+//! the gpu layer's disk cache), check each module's `origami_gemm_smem_bytes` against the
+//! formula, read registers and local memory, make fresh random inputs on the device,
+//! verify each config against cuBLAS with C poisoned first, and time configs and cuBLAS
+//! as CUDA graphs of back-to-back launches rotating through copies of the inputs.
+//!
+//! Mirrors `scripts/gemm_dev/harness.cu` with two differences, both stated in
+//! docs/bench.md: inputs are fresh per shape (one new seed per shape and one cuBLAS
+//! reference), not per config; and a batch is a CUDA graph rather than host launches.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::dtype::Dtype;
+use crate::gpu::cublas::Cublas;
+use crate::gpu::module::{cache_dir, cache_key, cache_path, nvrtc_compile, write_atomic};
+use crate::gpu::{
+    probe, DeviceBuffer, Gpu, GpuError, Kernel, KernelArgs, KernelAttrs, LaunchDims, Module,
+    ModuleOrigin, ModuleSpec,
+};
+use crate::model::{Config, Problem};
+
+use super::kernel::{
+    check_problem, error_bound, instance_key, launch_dims, module_spec, rotation_copies,
+    smem_bytes, KERNEL_NAME, SMEM_SYMBOL,
+};
+use super::measure::{measure, BatchTimer, Timing, TimingPolicy};
+use super::verify::{Verification, NAN_U16};
+use super::GemmError;
+
+const UTIL_SOURCE: &str = include_str!("util_kernels.cu");
+
+/// One compiled instance.
+pub struct Instance {
+    pub config: Config,
+    _module: Module,
+    kernel: Kernel,
+    pub attrs: KernelAttrs,
+    pub smem_bytes: u32,
+    pub origin: ModuleOrigin,
+}
+
+/// Inputs, outputs and the reference of one shape on the device.
+pub struct ShapeData {
+    pub problem: Problem,
+    pub rotation: u32,
+    a: Vec<DeviceBuffer<u16>>,
+    b: Vec<DeviceBuffer<u16>>,
+    c: Vec<DeviceBuffer<u16>>,
+    reference: DeviceBuffer<u16>,
+    acc: DeviceBuffer<f64>,
+    pub seed: u64,
+}
+
+/// The runner: a GPU, cuBLAS, the helper kernels and the compiled instances.
+pub struct Runner {
+    pub gpu: Gpu,
+    pub cublas: Cublas,
+    pub dtype: Dtype,
+    _util: Module,
+    fill_random: Kernel,
+    fill_u16: Kernel,
+    rel_err: Kernel,
+    instances: HashMap<Config, Result<Instance, String>>,
+}
+
+fn bf16_flag(d: Dtype) -> i32 {
+    i32::from(d == Dtype::Bf16)
+}
+
+/// Warm the NVRTC disk cache for `specs` with `threads` threads (NVRTC is thread-safe per
+/// program); `Gpu::load_module` then finds every cubin there. Returns (compiled, failed)
+/// with the failures' messages. Without a cache directory it does nothing.
+pub fn precompile(
+    specs: &[ModuleSpec],
+    arch: u32,
+    threads: usize,
+    progress: &(dyn Fn() + Sync),
+) -> (usize, Vec<String>) {
+    let Some(dir) = cache_dir() else {
+        return (0, Vec::new());
+    };
+    let Ok((maj, min)) = probe::nvrtc_version() else {
+        return (0, Vec::new());
+    };
+    let nvrtc = format!("{maj}.{min}");
+    let arch_s = format!("sm_{arch}");
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let fails = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { break };
+                let Ok((name, text)) = spec.resolve() else {
+                    progress();
+                    continue;
+                };
+                let key = cache_key(&text, &spec.options, &arch_s, &nvrtc);
+                let path = cache_path(&dir, &name, &key);
+                if !path.exists() {
+                    match nvrtc_compile(&name, &text, &spec.options, &arch_s) {
+                        Ok(out) => {
+                            let _ = write_atomic(&path, &out.cubin);
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => fails
+                            .lock()
+                            .expect("no thread panics holding the lock")
+                            .push(format!("{}: {e}", spec.options.join(" "))),
+                    }
+                }
+                progress();
+            });
+        }
+    });
+    (done.into_inner(), fails.into_inner().unwrap_or_default())
+}
+
+/// A timer over CUDA graphs of our kernel.
+struct KernelTimer<'a> {
+    r: &'a Runner,
+    inst: &'a Instance,
+    data: &'a ShapeData,
+    dims: LaunchDims,
+    group_m: i32,
+    graph: Option<(u32, crate::gpu::Graph)>,
+}
+
+impl Runner {
+    /// Open the runner on `gpu`: cuBLAS and the helper kernels.
+    pub fn new(gpu: Gpu, dtype: Dtype) -> Result<Self, GemmError> {
+        super::kernel::check_dtype(dtype)?;
+        let cublas = Cublas::new(&gpu)?;
+        let util = gpu.load_module(&ModuleSpec::text("origami_gemm_util", UTIL_SOURCE))?;
+        let fill_random = util.kernel("origami_fill_random")?;
+        let fill_u16 = util.kernel("origami_fill_u16")?;
+        let rel_err = util.kernel("origami_rel_err")?;
+        Ok(Self {
+            gpu,
+            cublas,
+            dtype,
+            _util: util,
+            fill_random,
+            fill_u16,
+            rel_err,
+            instances: HashMap::new(),
+        })
+    }
+
+    /// Compile (in parallel) and load every config; failures are kept per config.
+    pub fn compile_all(
+        &mut self,
+        configs: &[Config],
+        threads: usize,
+        progress: &(dyn Fn() + Sync),
+    ) -> Vec<String> {
+        let mut keys: Vec<Config> = configs.iter().map(instance_key).collect();
+        keys.sort();
+        keys.dedup();
+        keys.retain(|k| !self.instances.contains_key(k));
+        let specs: Vec<ModuleSpec> = keys.iter().map(|c| module_spec(c, self.dtype)).collect();
+        let (_, mut fails) = precompile(&specs, self.gpu.arch(), threads, progress);
+        for k in keys {
+            let r = self.load_instance(&k).map_err(|e| e.to_string());
+            if let Err(e) = &r {
+                fails.push(format!("{k}: {e}"));
+            }
+            self.instances.insert(k, r);
+        }
+        fails.sort();
+        fails.dedup();
+        fails
+    }
+
+    fn load_instance(&self, c: &Config) -> Result<Instance, GemmError> {
+        super::kernel::check_config(c)?;
+        let want = smem_bytes(c);
+        let max = self.gpu.props().smem_per_block_optin_bytes;
+        if want > max {
+            return Err(GemmError::BadInput(format!(
+                "config {c}: needs {want} bytes of shared memory, the GPU allows {max} per block"
+            )));
+        }
+        let module = self.gpu.load_module(&module_spec(c, self.dtype))?;
+        let got = module.global_i32(SMEM_SYMBOL)?;
+        if i64::from(got) != want as i64 {
+            return Err(GemmError::SmemMismatch {
+                config: c.to_string(),
+                module_bytes: i64::from(got),
+                formula_bytes: want,
+            });
+        }
+        let kernel = module.kernel(KERNEL_NAME)?;
+        kernel.set_max_dynamic_smem(want as u32)?;
+        let attrs = kernel.attrs()?;
+        Ok(Instance {
+            config: instance_key(c),
+            origin: module.origin().clone(),
+            _module: module,
+            kernel,
+            attrs,
+            smem_bytes: want as u32,
+        })
+    }
+
+    /// The compiled instance of a config, or why there is none.
+    pub fn instance(&self, c: &Config) -> Result<&Instance, String> {
+        match self.instances.get(&instance_key(c)) {
+            Some(Ok(i)) => Ok(i),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(format!("config {c} was not compiled")),
+        }
+    }
+
+    /// Allocate and fill the inputs of a shape (fresh random values from `seed`), and
+    /// compute cuBLAS's reference on copy 0.
+    pub fn prepare(&self, p: &Problem, seed: u64) -> Result<ShapeData, GemmError> {
+        check_problem(p)?;
+        if p.dtype != self.dtype {
+            return Err(GemmError::BadInput(format!(
+                "shape {}x{}x{} is {}, the runner was opened for {}",
+                p.m, p.n, p.k, p.dtype, self.dtype
+            )));
+        }
+        let rotation = rotation_copies(p, self.gpu.props().l2_bytes);
+        let (mk, nk, mn) = (
+            (p.m * p.k) as usize,
+            (p.n * p.k) as usize,
+            (p.m * p.n) as usize,
+        );
+        let mut data = ShapeData {
+            problem: *p,
+            rotation,
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+            reference: self.gpu.alloc_zeros::<u16>(mn)?,
+            acc: self.gpu.alloc_zeros::<f64>(3)?,
+            seed,
+        };
+        let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        for _ in 0..rotation {
+            for (len, list) in [(mk, &mut data.a), (nk, &mut data.b)] {
+                let buf = self.gpu.alloc_zeros::<u16>(len)?;
+                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                self.fill(&buf, s)?;
+                list.push(buf);
+            }
+            data.c.push(self.gpu.alloc_zeros::<u16>(mn)?);
+        }
+        self.gpu.synchronize()?;
+        self.cublas.gemm_tn(
+            self.dtype,
+            data.a[0].device_addr(),
+            data.b[0].device_addr(),
+            data.reference.device_addr(),
+            p.m,
+            p.n,
+            p.k,
+        )?;
+        self.cublas.synchronize()?;
+        Ok(data)
+    }
+
+    fn fill(&self, buf: &DeviceBuffer<u16>, seed: u64) -> Result<(), GemmError> {
+        self.gpu.launch(
+            &self.fill_random,
+            LaunchDims::linear(2048, 256),
+            KernelArgs::new()
+                .buf(buf)
+                .u64(buf.len() as u64)
+                .u64(seed)
+                .i32(bf16_flag(self.dtype)),
+        )?;
+        Ok(())
+    }
+
+    fn poison(&self, buf: &DeviceBuffer<u16>) -> Result<(), GemmError> {
+        self.gpu.launch(
+            &self.fill_u16,
+            LaunchDims::linear(2048, 256),
+            KernelArgs::new()
+                .buf(buf)
+                .u64(buf.len() as u64)
+                .u32(u32::from(NAN_U16)),
+        )?;
+        Ok(())
+    }
+
+    /// Poison C, run the config once on copy 0 (timed with events: a first sample for
+    /// long kernels), compare with cuBLAS.
+    pub fn verify(
+        &self,
+        data: &mut ShapeData,
+        c: &Config,
+    ) -> Result<(Verification, f64), GemmError> {
+        let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        let dims = launch_dims(c, &data.problem);
+        self.poison(&data.c[0])?;
+        let launch_ms = self
+            .gpu
+            .time_ms(|| self.launch_gemm(inst, data, 0, dims, c.group_m as i32))?;
+        self.gpu.zero(&mut data.acc)?;
+        self.gpu.launch(
+            &self.rel_err,
+            LaunchDims::linear(1024, 256),
+            KernelArgs::new()
+                .buf(&data.c[0])
+                .buf(&data.reference)
+                .u64(data.c[0].len() as u64)
+                .buf(&data.acc)
+                .i32(bf16_flag(self.dtype)),
+        )?;
+        let acc = self.gpu.download(&data.acc)?;
+        Ok((
+            Verification::from_sums(acc[0], acc[1], acc[2], error_bound(self.dtype)),
+            launch_ms,
+        ))
+    }
+
+    fn launch_gemm(
+        &self,
+        inst: &Instance,
+        data: &ShapeData,
+        copy: usize,
+        dims: LaunchDims,
+        group_m: i32,
+    ) -> Result<(), GpuError> {
+        let p = &data.problem;
+        self.gpu.launch(
+            &inst.kernel,
+            dims,
+            KernelArgs::new()
+                .buf(&data.a[copy])
+                .buf(&data.b[copy])
+                .buf(&data.c[copy])
+                .i32(p.m as i32)
+                .i32(p.n as i32)
+                .i32(p.k as i32)
+                .i32(group_m),
+        )
+    }
+
+    /// Time a config (see `measure`).
+    pub fn time_config(
+        &self,
+        data: &ShapeData,
+        c: &Config,
+        policy: &TimingPolicy,
+        best_ms: Option<f64>,
+        full: bool,
+        first_ms: Option<f64>,
+    ) -> Result<Timing, GemmError> {
+        let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        let mut t = KernelTimer {
+            r: self,
+            inst,
+            data,
+            dims: launch_dims(c, &data.problem),
+            group_m: c.group_m as i32,
+            graph: None,
+        };
+        Ok(measure(
+            &mut t,
+            policy,
+            data.rotation,
+            best_ms,
+            full,
+            first_ms,
+        )?)
+    }
+
+    /// Time cuBLAS on the same rotation of inputs (always a full measurement).
+    pub fn time_cublas(
+        &self,
+        data: &ShapeData,
+        policy: &TimingPolicy,
+    ) -> Result<Timing, GemmError> {
+        self.gpu.synchronize()?;
+        let mut t = CublasTimer {
+            r: self,
+            data,
+            graph: None,
+            use_graphs: true,
+        };
+        Ok(measure(&mut t, policy, data.rotation, None, true, None)?)
+    }
+}
+
+impl BatchTimer for KernelTimer<'_> {
+    type Error = GpuError;
+    fn sample(&mut self, reps: u32) -> Result<f64, GpuError> {
+        if self.graph.as_ref().map(|g| g.0) != Some(reps) {
+            let (r, inst, data, dims, g) = (self.r, self.inst, self.data, self.dims, self.group_m);
+            let rot = data.rotation as usize;
+            let graph = r.gpu.capture(|| {
+                for i in 0..reps as usize {
+                    r.launch_gemm(inst, data, i % rot, dims, g)?;
+                }
+                Ok(())
+            })?;
+            if reps > 1 {
+                graph.replay()?; // warm: instantiation and upload out of the timing
+            }
+            self.graph = Some((reps, graph));
+        }
+        let graph = &self.graph.as_ref().expect("set above").1;
+        let ms = self.r.gpu.time_ms(|| graph.replay())?;
+        Ok(ms / f64::from(reps))
+    }
+}
+
+/// A timer over cuBLAS calls: CUDA graphs when capture works, host launches otherwise.
+struct CublasTimer<'a> {
+    r: &'a Runner,
+    data: &'a ShapeData,
+    graph: Option<(u32, crate::gpu::cublas::CublasGraph)>,
+    use_graphs: bool,
+}
+
+impl CublasTimer<'_> {
+    fn call(&self, copy: usize) -> Result<(), GpuError> {
+        let (d, p) = (self.data, &self.data.problem);
+        self.r.cublas.gemm_tn(
+            self.r.dtype,
+            d.a[copy].device_addr(),
+            d.b[copy].device_addr(),
+            d.c[copy].device_addr(),
+            p.m,
+            p.n,
+            p.k,
+        )
+    }
+}
+
+impl BatchTimer for CublasTimer<'_> {
+    type Error = GpuError;
+    fn sample(&mut self, reps: u32) -> Result<f64, GpuError> {
+        let rot = self.data.rotation as usize;
+        if self.use_graphs && self.graph.as_ref().map(|g| g.0) != Some(reps) {
+            let captured = self.r.cublas.capture(|| {
+                for i in 0..reps as usize {
+                    self.call(i % rot)?;
+                }
+                Ok(())
+            });
+            match captured {
+                Ok(g) => {
+                    g.replay()?;
+                    self.graph = Some((reps, g));
+                }
+                Err(e) => {
+                    eprintln!(
+                        "origami-bench: cuBLAS graph capture failed ({e}); timing host launches"
+                    );
+                    self.use_graphs = false;
+                    self.r.cublas.synchronize()?;
+                }
+            }
+        }
+        let ms = if self.use_graphs {
+            let g = &self.graph.as_ref().expect("set above").1;
+            self.r.cublas.time_ms(|| g.replay())?
+        } else {
+            self.r.cublas.time_ms(|| {
+                for i in 0..reps as usize {
+                    self.call(i % rot)?;
+                }
+                Ok(())
+            })?
+        };
+        Ok(ms / f64::from(reps))
+    }
+}

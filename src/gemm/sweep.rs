@@ -1,0 +1,523 @@
+//! The sweep of seed 000 section 7.1 for the origami family: per shape, the model's pick,
+//! the brute force over every feasible config of the family, and cuBLAS; the per-config
+//! rows, the per-shape metrics (A/BF, A/cuBLAS, rank of the pick, Kendall tau-b), the
+//! summary over shapes, and the resume bookkeeping. Everything but [`run_shape`] is pure.
+//!
+//! Every config of the brute force runs with the GROUP_SIZE_M that the model's phase 2
+//! chooses for its tile, so the pick (the best tile's preferred launch at its phase-2
+//! group size) is one of the brute-force configs and A/BF ≤ 1 up to noise.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::group::choose_group;
+use crate::model::latency::default_group_m;
+use crate::model::{Config, Problem, Selection, Selector};
+use crate::stats::{kendall_tau_b, mean, median};
+
+use super::kernel::tflops;
+use super::measure::TimingPolicy;
+use super::runner::Runner;
+use super::GemmError;
+
+/// One config to run on a shape, with the model's prediction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub config: Config,
+    /// 1-based position in the model's order.
+    pub model_rank: usize,
+    pub predicted_cycles: f64,
+    pub predicted_us: f64,
+    pub is_pick: bool,
+}
+
+/// The model's order over the family for one shape: every feasible config with its tile's
+/// prediction and its tile's phase-2 group size; the pick first. `max_configs` keeps the
+/// first N of that order (the pick always), `only_pick` keeps the pick alone.
+pub fn plan(
+    s: &Selector<'_>,
+    p: &Problem,
+    max_configs: Option<usize>,
+    only_pick: bool,
+) -> (Selection, Vec<Planned>) {
+    let sel = s.select(p, false);
+    let ranked = s.ranked(&sel, usize::MAX);
+    let g1 = default_group_m(s.gpu.sm_count);
+    let mut group_of = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(ranked.len());
+    for (i, r) in ranked.iter().enumerate() {
+        let tile = (r.config.block_m, r.config.block_n, r.config.block_k);
+        let g = *group_of.entry(tile).or_insert_with(|| {
+            let bd = s.predict_tile(p, tile, g1);
+            choose_group(bd.grid_m, bd.grid_n, bd.active_sms, tile.0, tile.1).0
+        });
+        let config = Config {
+            group_m: g,
+            ..r.config
+        };
+        out.push(Planned {
+            config,
+            model_rank: i + 1,
+            predicted_cycles: r.latency_cycles,
+            predicted_us: r.latency_us,
+            is_pick: config == sel.pick.config,
+        });
+    }
+    if !out.iter().any(|x| x.is_pick) {
+        // Cannot happen with a consistent selector; keep the pick measurable regardless.
+        out.insert(
+            0,
+            Planned {
+                config: sel.pick.config,
+                model_rank: 0,
+                predicted_cycles: sel.pick.latency_cycles,
+                predicted_us: sel.pick.latency_us,
+                is_pick: true,
+            },
+        );
+    }
+    // Pick first (it is timed in full and seeds the screen).
+    out.sort_by_key(|x| !x.is_pick);
+    if only_pick {
+        out.truncate(1);
+    } else if let Some(n) = max_configs {
+        out.truncate(n.max(1));
+    }
+    (sel, out)
+}
+
+/// One row of `configs.csv`: a (shape, config) with prediction and measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigRow {
+    pub set: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub dtype: String,
+    pub config: String,
+    pub block_m: u32,
+    pub block_n: u32,
+    pub block_k: u32,
+    pub group_m: u32,
+    pub num_warps: u32,
+    pub num_stages: u32,
+    pub is_pick: u8,
+    pub model_rank: usize,
+    pub predicted_cycles: f64,
+    pub predicted_us: f64,
+    pub measured_ms: Option<f64>,
+    pub cov: Option<f64>,
+    pub samples: usize,
+    pub reps: u32,
+    pub screened: u8,
+    pub tflops: Option<f64>,
+    pub registers: Option<i32>,
+    pub local_bytes: Option<i32>,
+    pub spills: Option<u8>,
+    pub smem_bytes: u64,
+    pub rel_err: Option<f64>,
+    pub passed: u8,
+    pub note: String,
+}
+
+impl ConfigRow {
+    /// A row with the plan filled in and nothing measured.
+    pub fn planned(set: &str, p: &Problem, x: &Planned) -> Self {
+        let c = x.config;
+        ConfigRow {
+            set: set.into(),
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            dtype: p.dtype.to_string(),
+            config: c.to_string(),
+            block_m: c.block_m,
+            block_n: c.block_n,
+            block_k: c.block_k,
+            group_m: c.group_m,
+            num_warps: c.num_warps,
+            num_stages: c.num_stages,
+            is_pick: u8::from(x.is_pick),
+            model_rank: x.model_rank,
+            predicted_cycles: x.predicted_cycles,
+            predicted_us: x.predicted_us,
+            measured_ms: None,
+            cov: None,
+            samples: 0,
+            reps: 0,
+            screened: 0,
+            tflops: None,
+            registers: None,
+            local_bytes: None,
+            spills: None,
+            smem_bytes: super::kernel::smem_bytes(&c),
+            rel_err: None,
+            passed: 0,
+            note: String::new(),
+        }
+    }
+
+    /// Verified and timed.
+    pub fn timed(&self) -> Option<f64> {
+        self.measured_ms.filter(|_| self.passed == 1)
+    }
+
+    /// The shape key of this row.
+    pub fn key(&self) -> ShapeKey {
+        (self.set.clone(), self.m, self.n, self.k, self.dtype.clone())
+    }
+}
+
+/// (set, M, N, K, dtype): identifies a shape in the outputs.
+pub type ShapeKey = (String, u64, u64, u64, String);
+
+/// One row of `shapes.csv`: the per-shape comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShapeRow {
+    pub set: String,
+    pub label: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub dtype: String,
+    pub n_configs: usize,
+    pub n_timed: usize,
+    pub pick: String,
+    pub pick_predicted_us: f64,
+    pub pick_ms: Option<f64>,
+    pub pick_cov: Option<f64>,
+    pub pick_tflops: Option<f64>,
+    pub pick_registers: Option<i32>,
+    /// The pick failed to compile or verify, or spills (local memory > 0).
+    pub pick_infeasible: u8,
+    pub bf_config: String,
+    pub bf_ms: Option<f64>,
+    pub bf_tflops: Option<f64>,
+    pub cublas_ms: Option<f64>,
+    pub cublas_cov: Option<f64>,
+    pub cublas_tflops: Option<f64>,
+    /// Brute-force best time over the pick's time (0 when the pick did not run).
+    pub a_bf: Option<f64>,
+    pub a_cublas: Option<f64>,
+    pub bf_cublas: Option<f64>,
+    /// 1-based position of the pick among the timed configs, fastest first.
+    pub pick_rank: Option<usize>,
+    pub kendall_tau: Option<f64>,
+    pub sm_mhz: Option<u32>,
+    pub seconds: f64,
+}
+
+impl ShapeRow {
+    pub fn key(&self) -> ShapeKey {
+        (self.set.clone(), self.m, self.n, self.k, self.dtype.clone())
+    }
+}
+
+/// Per-shape metrics from the config rows and cuBLAS's time.
+pub fn shape_row(
+    set: &str,
+    label: &str,
+    p: &Problem,
+    rows: &[ConfigRow],
+    cublas: Option<(f64, f64)>,
+) -> ShapeRow {
+    let pick = rows.iter().find(|r| r.is_pick == 1);
+    let timed: Vec<&ConfigRow> = rows.iter().filter(|r| r.timed().is_some()).collect();
+    let bf = timed
+        .iter()
+        .min_by(|a, b| a.timed().unwrap().total_cmp(&b.timed().unwrap()))
+        .copied();
+    let pick_ms = pick.and_then(|r| r.timed());
+    let pick_infeasible = match pick {
+        Some(r) => r.timed().is_none() || r.spills.unwrap_or(0) == 1,
+        None => true,
+    };
+    let bf_ms = bf.and_then(|r| r.timed());
+    let a_bf = match (pick_ms, bf_ms) {
+        (Some(pm), Some(bm)) => Some(bm / pm),
+        (None, Some(_)) => Some(0.0),
+        _ => None,
+    };
+    let pick_rank = pick_ms.map(|pm| 1 + timed.iter().filter(|r| r.timed().unwrap() < pm).count());
+    let (xs, ys): (Vec<f64>, Vec<f64>) = timed
+        .iter()
+        .map(|r| (r.predicted_cycles, r.timed().unwrap()))
+        .unzip();
+    let kendall_tau = kendall_tau_b(&xs, &ys);
+    let tf = |ms: Option<f64>| ms.map(|v| tflops(p, v));
+    ShapeRow {
+        set: set.into(),
+        label: label.into(),
+        m: p.m,
+        n: p.n,
+        k: p.k,
+        dtype: p.dtype.to_string(),
+        n_configs: rows.len(),
+        n_timed: timed.len(),
+        pick: pick.map(|r| r.config.clone()).unwrap_or_default(),
+        pick_predicted_us: pick.map(|r| r.predicted_us).unwrap_or(f64::NAN),
+        pick_ms,
+        pick_cov: pick.and_then(|r| r.cov),
+        pick_tflops: tf(pick_ms),
+        pick_registers: pick.and_then(|r| r.registers),
+        pick_infeasible: u8::from(pick_infeasible),
+        bf_config: bf.map(|r| r.config.clone()).unwrap_or_default(),
+        bf_ms,
+        bf_tflops: tf(bf_ms),
+        cublas_ms: cublas.map(|c| c.0),
+        cublas_cov: cublas.map(|c| c.1),
+        cublas_tflops: tf(cublas.map(|c| c.0)),
+        a_bf,
+        a_cublas: match (pick_ms, cublas) {
+            (Some(pm), Some((cm, _))) => Some(cm / pm),
+            _ => None,
+        },
+        bf_cublas: match (bf_ms, cublas) {
+            (Some(bm), Some((cm, _))) => Some(cm / bm),
+            _ => None,
+        },
+        pick_rank,
+        kendall_tau,
+        sm_mhz: None,
+        seconds: 0.0,
+    }
+}
+
+/// Summary statistics over shapes (the keys of `summary.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetSummary {
+    pub n_shapes: usize,
+    pub abf_median: Option<f64>,
+    pub abf_min: Option<f64>,
+    pub abf_mean: Option<f64>,
+    pub kendall_tau_mean: Option<f64>,
+    pub infeasible_picks: usize,
+    pub a_cublas_median: Option<f64>,
+    pub bf_cublas_median: Option<f64>,
+    /// Shapes where the pick was the measured best.
+    pub picks_at_rank_1: usize,
+    /// Share of shapes with A/BF ≥ 0.95.
+    pub abf_at_least_95_share: Option<f64>,
+}
+
+fn opt(v: &[f64], f: impl Fn(&[f64]) -> f64) -> Option<f64> {
+    (!v.is_empty()).then(|| f(v))
+}
+
+/// Summarize shape rows.
+pub fn summarize(rows: &[&ShapeRow]) -> SetSummary {
+    let abf: Vec<f64> = rows.iter().filter_map(|r| r.a_bf).collect();
+    let tau: Vec<f64> = rows.iter().filter_map(|r| r.kendall_tau).collect();
+    let acb: Vec<f64> = rows.iter().filter_map(|r| r.a_cublas).collect();
+    let bfcb: Vec<f64> = rows.iter().filter_map(|r| r.bf_cublas).collect();
+    SetSummary {
+        n_shapes: rows.len(),
+        abf_median: opt(&abf, median),
+        abf_min: opt(&abf, |v| v.iter().cloned().fold(f64::INFINITY, f64::min)),
+        abf_mean: opt(&abf, mean),
+        kendall_tau_mean: opt(&tau, mean),
+        infeasible_picks: rows.iter().filter(|r| r.pick_infeasible == 1).count(),
+        a_cublas_median: opt(&acb, median),
+        bf_cublas_median: opt(&bfcb, median),
+        picks_at_rank_1: rows.iter().filter(|r| r.pick_rank == Some(1)).count(),
+        abf_at_least_95_share: opt(&abf, |v| {
+            v.iter().filter(|x| **x >= 0.95).count() as f64 / v.len() as f64
+        }),
+    }
+}
+
+/// Shapes already complete in an earlier run's `shapes.csv`.
+pub fn done_keys(rows: &[ShapeRow]) -> HashSet<ShapeKey> {
+    rows.iter().map(ShapeRow::key).collect()
+}
+
+/// Config rows of complete shapes only (rows of a shape cut off mid-write are dropped).
+pub fn keep_complete(rows: Vec<ConfigRow>, done: &HashSet<ShapeKey>) -> Vec<ConfigRow> {
+    rows.into_iter()
+        .filter(|r| done.contains(&r.key()))
+        .collect()
+}
+
+/// Sweep options.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepOptions {
+    pub policy: TimingPolicy,
+}
+
+/// Run one shape on the GPU: inputs, cuBLAS, then every planned config (verify, time).
+/// Returns the config rows and cuBLAS's (median ms, CoV). A config that fails to compile or
+/// verify gets a row with a note; a driver error aborts (the context is likely lost).
+pub fn run_shape(
+    runner: &mut Runner,
+    set: &str,
+    p: &Problem,
+    planned: &[Planned],
+    opts: &SweepOptions,
+    seed: u64,
+    progress: &dyn Fn(),
+) -> Result<(Vec<ConfigRow>, (f64, f64)), GemmError> {
+    let mut data = runner.prepare(p, seed)?;
+    let cb = runner.time_cublas(&data, &opts.policy)?;
+    let cb_sum = cb
+        .summary()
+        .ok_or_else(|| GemmError::Runtime("cuBLAS produced no finite timing sample".into()))?;
+    let mut rows = Vec::with_capacity(planned.len());
+    let mut best: Option<f64> = None;
+    for x in planned {
+        let mut row = ConfigRow::planned(set, p, x);
+        match runner.instance(&x.config) {
+            Err(e) => {
+                row.note = format!("not compiled: {e}");
+                rows.push(row);
+                progress();
+                continue;
+            }
+            Ok(inst) => {
+                row.registers = Some(inst.attrs.num_regs);
+                row.local_bytes = Some(inst.attrs.local_size_bytes);
+                row.spills = Some(u8::from(inst.attrs.local_size_bytes > 0));
+            }
+        }
+        let (v, first_ms) = runner.verify(&mut data, &x.config)?;
+        row.rel_err = Some(v.rel_err);
+        row.passed = u8::from(v.passed);
+        if !v.passed {
+            row.note = format!(
+                "verification failed: rel_err {:.3e} (bound {:.0e}), {} non-finite",
+                v.rel_err, v.bound, v.unwritten
+            );
+            rows.push(row);
+            progress();
+            continue;
+        }
+        let t = runner.time_config(
+            &data,
+            &x.config,
+            &opts.policy,
+            best,
+            x.is_pick,
+            Some(first_ms),
+        )?;
+        if let Some(s) = t.summary() {
+            row.measured_ms = Some(s.median);
+            row.cov = Some(s.cov);
+            row.samples = s.n;
+            row.tflops = Some(tflops(p, s.median));
+            best = Some(best.map_or(s.median, |b: f64| b.min(s.median)));
+        }
+        row.reps = t.reps;
+        row.screened = u8::from(t.screened_out);
+        rows.push(row);
+        progress();
+    }
+    Ok((rows, (cb_sum.median, cb_sum.cov)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Dtype;
+    use crate::hw::presets::preset;
+    use crate::model::{family, ModelConstants, Variant};
+
+    fn row(cfg: &str, pick: bool, pred: f64, ms: Option<f64>) -> ConfigRow {
+        let c = crate::model::problem::parse_config(cfg).unwrap();
+        let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let mut r = ConfigRow::planned(
+            "t",
+            &p,
+            &Planned {
+                config: c,
+                model_rank: 1,
+                predicted_cycles: pred,
+                predicted_us: pred / 1980.0,
+                is_pick: pick,
+            },
+        );
+        r.measured_ms = ms;
+        r.passed = u8::from(ms.is_some());
+        r.spills = Some(0);
+        r
+    }
+
+    #[test]
+    fn metrics_of_a_shape() {
+        let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let rows = vec![
+            row("128x128x32,g8,w8,s3", true, 100.0, Some(0.020)),
+            row("64x64x32,g8,w4,s3", false, 200.0, Some(0.016)),
+            row("32x32x32,g8,w4,s3", false, 300.0, Some(0.040)),
+            row("32x64x32,g8,w4,s3", false, 400.0, None),
+        ];
+        let s = shape_row("t", "", &p, &rows, Some((0.010, 0.01)));
+        assert_eq!(s.n_timed, 3);
+        assert_eq!(s.bf_config, "64x64x32,g8,w4,s3");
+        assert!((s.a_bf.unwrap() - 0.8).abs() < 1e-12);
+        assert!((s.a_cublas.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(s.pick_rank, Some(2));
+        // predicted order 1,2,3 vs measured 2,1,3: one discordant pair of three
+        assert!((s.kendall_tau.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.pick_infeasible, 0);
+        let sum = summarize(&[&s]);
+        assert_eq!(sum.abf_median, Some(s.a_bf.unwrap()));
+        assert_eq!(sum.infeasible_picks, 0);
+        assert_eq!(sum.picks_at_rank_1, 0);
+    }
+
+    #[test]
+    fn a_failed_pick_is_infeasible_and_scores_zero() {
+        let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let rows = vec![
+            row("128x128x32,g8,w8,s3", true, 100.0, None),
+            row("64x64x32,g8,w4,s3", false, 200.0, Some(0.016)),
+        ];
+        let s = shape_row("t", "", &p, &rows, None);
+        assert_eq!(s.pick_infeasible, 1);
+        assert_eq!(s.a_bf, Some(0.0));
+        assert_eq!(s.pick_rank, None);
+        let mut spilling = rows.clone();
+        spilling[0].measured_ms = Some(0.1);
+        spilling[0].passed = 1;
+        spilling[0].spills = Some(1);
+        assert_eq!(shape_row("t", "", &p, &spilling, None).pick_infeasible, 1);
+    }
+
+    #[test]
+    fn resume_keeps_complete_shapes_only() {
+        let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let a = row("128x128x32,g8,w8,s3", true, 100.0, Some(0.02));
+        let mut b = a.clone();
+        b.m = 2048;
+        let s = shape_row("t", "", &p, std::slice::from_ref(&a), None);
+        let done = done_keys(&[s]);
+        let kept = keep_complete(vec![a.clone(), b], &done);
+        assert_eq!(kept, vec![a]);
+    }
+
+    #[test]
+    fn plan_puts_the_pick_first_and_gives_every_tile_its_group() {
+        let r = preset("h100-sxm").unwrap();
+        let fam = family("origami").unwrap();
+        let s = Selector::new(
+            fam,
+            &r.gpu,
+            &r.params,
+            &ModelConstants::default(),
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        let (sel, v) = plan(&s, &p, None, false);
+        assert_eq!(v.len(), 306);
+        assert!(v[0].is_pick);
+        assert_eq!(v[0].config, sel.pick.config);
+        assert_eq!(v.iter().filter(|x| x.is_pick).count(), 1);
+        let (_, one) = plan(&s, &p, None, true);
+        assert_eq!(one.len(), 1);
+        let (_, five) = plan(&s, &p, Some(5), false);
+        assert_eq!(five.len(), 5);
+        assert!(five[0].is_pick);
+    }
+}

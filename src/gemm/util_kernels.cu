@@ -1,0 +1,73 @@
+// Helper kernels of the Rust GEMM runner (src/gemm/runner.rs), compiled with NVRTC, no
+// header: fresh random inputs, the NaN poison of C, and the relative Frobenius error of C
+// against cuBLAS's result. The same three jobs as scripts/gemm_dev/harness.cu's
+// fill_random / fill_u16 / rel_err, written here for 16-bit storage with PTX conversions.
+
+__device__ __forceinline__ float hash_uniform(unsigned long long seed, unsigned long long i) {
+  unsigned long long x = seed ^ (i * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return (float)((x >> 40) * (1.0 / 16777216.0)) * 2.f - 1.f;
+}
+
+__device__ __forceinline__ unsigned short f32_to_16(float v, int bf16) {
+  unsigned short u;
+  if (bf16) {
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(u) : "f"(v));
+  } else {
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(u) : "f"(v));
+  }
+  return u;
+}
+
+__device__ __forceinline__ float f16_to_f32(unsigned short u, int bf16) {
+  if (bf16) return __uint_as_float(((unsigned)u) << 16);
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(u));
+  return f;
+}
+
+// Uniform [-1, 1] values, a new sequence for each seed.
+extern "C" __global__ void origami_fill_random(unsigned short* p, long long n,
+                                               unsigned long long seed, int bf16) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    p[i] = f32_to_16(hash_uniform(seed, i), bf16);
+}
+
+// Every element set to `v` (0xFFFF is a NaN in fp16 and in bf16).
+extern "C" __global__ void origami_fill_u16(unsigned short* p, long long n, unsigned int v) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    p[i] = (unsigned short)v;
+}
+
+// out[0] += sum (c - r)^2 over finite c, out[1] += sum r^2, out[2] += count of non-finite c.
+extern "C" __global__ void origami_rel_err(const unsigned short* c, const unsigned short* r,
+                                           long long n, double* out, int bf16) {
+  double d2 = 0, r2 = 0, bad = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    float cv = f16_to_f32(c[i], bf16), rv = f16_to_f32(r[i], bf16);
+    if ((__float_as_uint(cv) & 0x7f800000u) == 0x7f800000u) {
+      bad += 1;
+    } else {
+      double d = (double)cv - (double)rv;
+      d2 += d * d;
+    }
+    r2 += (double)rv * (double)rv;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    d2 += __shfl_down_sync(0xffffffffu, d2, o);
+    r2 += __shfl_down_sync(0xffffffffu, r2, o);
+    bad += __shfl_down_sync(0xffffffffu, bad, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&out[0], d2);
+    atomicAdd(&out[1], r2);
+    atomicAdd(&out[2], bad);
+  }
+}

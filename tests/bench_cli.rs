@@ -1,0 +1,179 @@
+//! CLI tests of `origami-bench` that need no GPU: bad input exits 2 before any GPU is
+//! touched, a missing GPU exits 4, and `report` / `refit` work on a sweep folder.
+
+use assert_cmd::Command;
+use origami::dtype::Dtype;
+use origami::gemm::sweep::{shape_row, ConfigRow, Planned};
+use origami::model::problem::parse_config;
+use origami::model::Problem;
+use origami::report::bench as out;
+
+fn cmd() -> Command {
+    let mut c = Command::cargo_bin("origami-bench").unwrap();
+    // Hide any GPU so the test means the same everywhere.
+    c.env_remove("TRITONBLAS_HW_PARAMS")
+        .env("CUDA_VISIBLE_DEVICES", "");
+    c
+}
+
+fn tmpdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("origami-bench-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn code(args: &[&str]) -> (i32, String) {
+    let o = cmd().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    (o.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn bad_input_exits_2_before_the_gpu() {
+    for (args, needle) in [
+        (vec!["run", "64", "64", "100"], "multiple of 8"),
+        (vec!["run", "0", "64", "64"], "M"),
+        (
+            vec!["run", "64", "64", "64", "--config", "32x32x16,w8,s2"],
+            "warp tile",
+        ),
+        (
+            vec!["run", "64", "64", "64", "--config", "64x64"],
+            "--config",
+        ),
+        (vec!["run", "64", "64", "64", "--dtype", "fp8"], "--dtype"),
+        (
+            vec!["run", "64", "64", "64", "--family", "triton"],
+            "--family",
+        ),
+        (vec!["run", "64", "64", "64", "--model", "nope"], "--model"),
+        (vec!["run", "64", "64", "64", "--samples", "0"], "--samples"),
+        (
+            vec!["sweep", "--shapes", "/nonexistent/shapes.csv"],
+            "--shapes",
+        ),
+    ] {
+        let (c, err) = code(&args);
+        assert_eq!(c, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+    }
+    let d = tmpdir("badk");
+    let f = d.join("s.csv");
+    std::fs::write(&f, "M,N,K\n64,64,64\n64,64,60\n").unwrap();
+    let (c, err) = code(&[
+        "sweep",
+        "--shapes",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("o").to_str().unwrap(),
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("multiple of 8") && err.contains("64x64x60"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_gpu_exits_4() {
+    let (c, err) = code(&["run", "64", "64", "64"]);
+    assert_eq!(c, 4, "{err}");
+    let d = tmpdir("nogpu");
+    let (c, err) = code(&[
+        "sweep",
+        "--shapes",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/data/seed_shapes.csv"),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(c, 4, "{err}");
+}
+
+fn fixture(dir: &std::path::Path) {
+    let mut configs = Vec::new();
+    let mut shapes = Vec::new();
+    for (set, m) in [("seed_shapes", 512u64), ("llm_shapes", 1024)] {
+        let p = Problem::new(m, m, m, Dtype::Fp16).unwrap();
+        let rows: Vec<ConfigRow> = [
+            "128x128x32,g8,w8,s3",
+            "64x64x32,g8,w4,s3",
+            "32x32x32,g8,w4,s2",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut r = ConfigRow::planned(
+                set,
+                &p,
+                &Planned {
+                    config: parse_config(s).unwrap(),
+                    model_rank: i + 1,
+                    predicted_cycles: 1000.0 * (i + 1) as f64,
+                    predicted_us: (i + 1) as f64,
+                    is_pick: i == 0,
+                },
+            );
+            r.measured_ms = Some(0.01 * (1 + (i + 1) % 3) as f64);
+            r.passed = 1;
+            r.spills = Some(0);
+            r
+        })
+        .collect();
+        shapes.push(shape_row(set, "", &p, &rows, Some((0.005, 0.01))));
+        configs.extend(rows);
+    }
+    out::write_csv(&dir.join(out::CONFIGS_CSV), &configs).unwrap();
+    out::write_csv(&dir.join(out::SHAPES_CSV), &shapes).unwrap();
+}
+
+#[test]
+fn report_and_refit_work_without_a_gpu() {
+    let d = tmpdir("report");
+    let (c, err) = code(&["report", "--out", d.to_str().unwrap()]);
+    assert_eq!(c, 2, "empty folder: {err}");
+    fixture(&d);
+    let o = cmd()
+        .args(["report", "--out", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join(out::SUMMARY_JSON)).unwrap()).unwrap();
+    for k in [
+        "abf_median",
+        "abf_min",
+        "abf_mean",
+        "kendall_tau_mean",
+        "infeasible_picks",
+        "a_cublas_median",
+    ] {
+        assert!(j.get(k).is_some(), "{k}");
+    }
+    assert!(d.join(out::PLOT_ABF).exists() && d.join(out::PLOT_PRED_VS_MEAS).exists());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("A/BF median"), "{stdout}");
+
+    let fitted = d.join("fitted.json");
+    let o = cmd()
+        .args([
+            "refit",
+            "--out",
+            d.to_str().unwrap(),
+            "--fit-set",
+            "seed_shapes",
+            "--rounds",
+            "1",
+            "--write",
+            fitted.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("held out, after"), "{stdout}");
+    assert!(fitted.exists());
+    let (c, err) = code(&["refit", "--out", d.to_str().unwrap(), "--fit-set", "nope"]);
+    assert_eq!(c, 2, "{err}");
+}
