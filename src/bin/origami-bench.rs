@@ -871,7 +871,7 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
     let consts = constants_of(&res)?;
     let fam = family("origami").expect("exists");
     let start = FitState {
-        params: res.params.clone(),
+        params: res.params,
         constants: res
             .constants
             .iter()

@@ -96,6 +96,11 @@ pub struct Score {
     pub abf_tile_oracle_median: f64,
 }
 
+/// (BLOCK_M, BLOCK_N, BLOCK_K).
+type Tile = (u32, u32, u32);
+/// (num_warps, num_stages).
+type Launch = (u32, u32);
+
 /// A launch preference learned from measurements: per tile area (BLOCK_M x BLOCK_N), the
 /// (num_warps, num_stages) launches ordered by how often each was the fastest launch of a
 /// tile of that area on the fitting shapes (ties: the model's order).
@@ -109,7 +114,7 @@ impl LaunchTable {
     pub fn fit(shapes: &[MeasuredShape]) -> Self {
         let mut wins: BTreeMap<u32, BTreeMap<(u32, u32), usize>> = BTreeMap::new();
         for sh in shapes {
-            let mut best: HashMap<(u32, u32, u32), ((u32, u32), f64)> = HashMap::new();
+            let mut best: HashMap<Tile, (Launch, f64)> = HashMap::new();
             for (&(bm, bn, bk, w, st), &t) in &sh.times {
                 let e = best.entry((bm, bn, bk)).or_insert(((w, st), t));
                 if t < e.1 || (t == e.1 && (w, st) < e.0) {
@@ -371,7 +376,7 @@ mod tests {
     fn fit_recovers_a_model_that_made_the_data() {
         let doc = preset("h100-sxm").unwrap();
         let fam = family("origami").unwrap();
-        let mut truth = doc.params.clone();
+        let mut truth = doc.params;
         truth.mma_latency *= 4.0;
         let mc = ModelConstants::default();
         let s_true =
@@ -391,7 +396,7 @@ mod tests {
             shapes.push(MeasuredShape { problem: p, times });
         }
         let start = FitState {
-            params: doc.params.clone(),
+            params: doc.params,
             constants: BTreeMap::new(),
         };
         let s0 = Selector::new(

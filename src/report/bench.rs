@@ -234,7 +234,7 @@ mod tests {
     fn summary_has_the_issue_keys() {
         let (p, r) = rows();
         let s = shape_row("seed_shapes", "", &p, &r, Some((0.005, 0.01)));
-        let j = summary_json(&[s.clone()], json!({"gpu": "test"}));
+        let j = summary_json(std::slice::from_ref(&s), json!({"gpu": "test"}));
         for k in [
             "abf_median",
             "abf_min",
@@ -248,7 +248,7 @@ mod tests {
         assert_eq!(j["abf_median"], json!(1.0));
         assert_eq!(j["a_cublas_median"], json!(0.5));
         assert!(j["sets"]["seed_shapes"].is_object());
-        let t = shapes_table(&[s.clone()]);
+        let t = shapes_table(std::slice::from_ref(&s));
         assert!(t.contains("512x512x512") && t.contains("100.0%"));
         assert!(summary_text(&[s]).contains("A/BF median 100.0%"));
     }
