@@ -34,7 +34,7 @@ use origami::report::plots;
 #[command(
     name = "origami-bench",
     version,
-    after_help = "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 4 no GPU or CUDA library.\nExamples:\n  origami-bench run 4096 4096 4096 --pick\n  origami-bench run 1000 1000 1000 --config 128x128x32,g8,w8,s4\n  origami-bench sweep --shapes data/seed_shapes.csv --out results/h200/bench\n  origami-bench report --out results/h200/bench\n  origami-bench refit --out results/h200/bench --fit-set seed_shapes --write calibrations/h200-fitted.json"
+    after_help = "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 4 no GPU or CUDA library.\nExamples:\n  origami-bench run 4096 4096 4096 --pick\n  origami-bench run 1000 1000 1000 --config 128x128x32,g8,w8,s4\n  origami-bench sweep --shapes data/seed_shapes.csv --out results/h200/bench\n  origami-bench report --out results/h200/bench\n  origami-bench refit --out results/h200/bench --fit-set seed_shapes --write calibrations/fitted/h200-origami.json"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -183,6 +183,10 @@ struct RefitArgs {
     /// Input type of the rows to use.
     #[arg(long, default_value = "fp16")]
     dtype: String,
+    /// Kernel family the measurements are of (origami: this project's kernel; triton: a
+    /// triton_sweep.py run converted to configs.csv).
+    #[arg(long, default_value = "origami")]
+    family: String,
 }
 
 /// A failure with its exit code.
@@ -869,7 +873,13 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
     };
     let res = resolve_hw(None, Some(&a.gpu))?;
     let consts = constants_of(&res)?;
-    let fam = family("origami").expect("exists");
+    let fam = family(&a.family).ok_or_else(|| {
+        bad(format!(
+            "--family: unknown family '{}' (known: {})",
+            a.family,
+            origami::model::family::FAMILY_NAMES.join(", ")
+        ))
+    })?;
     let start = FitState {
         params: res.params,
         constants: res

@@ -16,13 +16,21 @@ use crate::stats::{kendall_tau_b, mean};
 use super::sweep::ConfigRow;
 
 /// The knobs the fit moves: model constants and the five parameters, by schema name.
-pub const FIT_CONSTANTS: [&str; 6] = [
+pub const FIT_CONSTANTS: [&str; 12] = [
     "loop_overhead_cycles",
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
     "l2_hit_floor",
     "setup_cycles",
+    // The pipeline and launch model (0 / 1 = off: start the fit from a file that sets them
+    // to move them).
+    "stage_latency_cycles",
+    "wgmma_speedup",
+    "launch_wide_tile_area",
+    "stage_rank_2",
+    "stage_rank_3",
+    "stage_rank_4",
 ];
 /// Parameters the fit moves.
 pub const FIT_PARAMS: [&str; 5] = [

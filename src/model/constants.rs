@@ -36,6 +36,21 @@ pub struct ModelConstants {
     pub transaction_bytes: f64,
     /// Minimum bytes loaded per SM per iteration. Source: seed 000 section 3.4.
     pub min_load_per_sm_bytes: f64,
+    /// Pipeline model (this project, issue 4; 0 = off, as in seed 000 and gemm.cpp): the
+    /// latency of one load round trip, cycles. With S stages the loads of a K tile have the
+    /// S - 1 iterations of the other buffers to arrive, so an iteration cannot be shorter
+    /// than (this + L_mem + L_compute) / (S - 1). Fitted per GPU and kernel family.
+    pub stage_latency_cycles: f64,
+    /// Tensor-core speed of configs that a family runs on Hopper's wgmma path relative to
+    /// mma.sync (Triton: BLOCK_M >= 64 with whole warpgroups); 1 = not modelled.
+    pub wgmma_speedup: f64,
+    /// Launch preference among configs of one tile (ties of the latency model): tiles of at
+    /// least this many output elements (BM x BN) prefer 8 warps, smaller ones 4.
+    pub launch_wide_tile_area: f64,
+    /// Launch preference: rank of 2, 3 and 4 pipeline stages (lower is preferred).
+    pub stage_rank_2: f64,
+    pub stage_rank_3: f64,
+    pub stage_rank_4: f64,
 }
 
 impl Default for ModelConstants {
@@ -53,12 +68,18 @@ impl Default for ModelConstants {
             tie_band: 0.01,
             transaction_bytes: 128.0,
             min_load_per_sm_bytes: 128.0,
+            stage_latency_cycles: 0.0,
+            wgmma_speedup: 1.0,
+            launch_wide_tile_area: 16384.0,
+            stage_rank_2: 3.0,
+            stage_rank_3: 1.0,
+            stage_rank_4: 2.0,
         }
     }
 }
 
 /// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 12] = [
+pub const CONSTANT_NAMES: [&str; 18] = [
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
@@ -71,6 +92,12 @@ pub const CONSTANT_NAMES: [&str; 12] = [
     "tie_band",
     "transaction_bytes",
     "min_load_per_sm_bytes",
+    "stage_latency_cycles",
+    "wgmma_speedup",
+    "launch_wide_tile_area",
+    "stage_rank_2",
+    "stage_rank_3",
+    "stage_rank_4",
 ];
 
 /// An override with an unknown name or an impossible value.
@@ -96,6 +123,12 @@ impl ModelConstants {
             "tie_band" => &mut self.tie_band,
             "transaction_bytes" => &mut self.transaction_bytes,
             "min_load_per_sm_bytes" => &mut self.min_load_per_sm_bytes,
+            "stage_latency_cycles" => &mut self.stage_latency_cycles,
+            "wgmma_speedup" => &mut self.wgmma_speedup,
+            "launch_wide_tile_area" => &mut self.launch_wide_tile_area,
+            "stage_rank_2" => &mut self.stage_rank_2,
+            "stage_rank_3" => &mut self.stage_rank_3,
+            "stage_rank_4" => &mut self.stage_rank_4,
             _ => return None,
         })
     }
@@ -129,7 +162,7 @@ impl ModelConstants {
             {
                 return Err(err(format!("must be at most 1 (got {v})")));
             }
-            if name == "transaction_bytes" && v < 1.0 {
+            if matches!(name, "transaction_bytes" | "wgmma_speedup") && v < 1.0 {
                 return Err(err(format!("must be at least 1 (got {v})")));
             }
             let slot = c.slot(name).ok_or_else(|| {

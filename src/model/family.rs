@@ -11,6 +11,7 @@
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 
+use super::constants::ModelConstants;
 use super::problem::Config;
 
 /// MMA instruction shape (seed 000 appendix C.3).
@@ -67,7 +68,18 @@ pub trait KernelFamily: Sync {
     fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32>;
     /// Preference among configs of one tile (lower is preferred): which launch of a tile
     /// the selector reports first.
-    fn launch_preference(&self, c: &Config) -> u32;
+    fn launch_preference(&self, c: &Config, k: &ModelConstants) -> f64;
+    /// Tensor-core speed of a config relative to the family's MMA atom: multiplies
+    /// L_compute (1 unless the family runs some configs on a faster instruction).
+    fn compute_scale(
+        &self,
+        _c: &Config,
+        _dtype: Dtype,
+        _gpu: &GpuDesc,
+        _k: &ModelConstants,
+    ) -> f64 {
+        1.0
+    }
     /// Extra family-specific rejection (invalid warp tiling, ...).
     fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
         None
@@ -116,21 +128,24 @@ pub trait KernelFamily: Sync {
     }
 }
 
-/// The launch order both mma.sync families prefer among configs of one tile: eight warps
-/// for tiles of 128 x 128 and more, four below; then 3, 4, 2 stages (lower is preferred).
-pub fn default_launch_preference(c: &Config) -> u32 {
-    let want_w = if c.block_m * c.block_n >= 128 * 128 {
+/// The launch order both mma.sync families prefer among configs of one tile (lower is
+/// preferred): 8 warps for tiles of at least `launch_wide_tile_area` output elements, 4
+/// below; then the stage ranks. Defaults: 8 warps from 128 x 128, then 3, 4, 2 stages; the
+/// calibration file can carry the order measured on a GPU (origami-bench refit).
+pub fn default_launch_preference(c: &Config, k: &ModelConstants) -> f64 {
+    let want_w = if f64::from(c.block_m * c.block_n) >= k.launch_wide_tile_area {
         8
     } else {
         4
     };
-    let w = u32::from(c.num_warps != want_w);
+    let w = if c.num_warps == want_w { 0.0 } else { 10.0 };
     let s = match c.num_stages {
-        3 => 0,
-        4 => 1,
-        _ => 2,
+        2 => k.stage_rank_2,
+        3 => k.stage_rank_3,
+        4 => k.stage_rank_4,
+        other => f64::from(other),
     };
-    w * 10 + s
+    w + s
 }
 
 const TILE_MN: [u32; 5] = [16, 32, 64, 128, 256];
@@ -172,8 +187,8 @@ impl KernelFamily for SeedFamily {
     fn registers(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<u32> {
         None
     }
-    fn launch_preference(&self, _c: &Config) -> u32 {
-        0
+    fn launch_preference(&self, _c: &Config, _k: &ModelConstants) -> f64 {
+        0.0
     }
 }
 
@@ -215,8 +230,22 @@ impl KernelFamily for TritonFamily {
         let frag = (operand_bytes(c, dtype) / 4.0 / f64::from(threads)).ceil() as u32;
         Some(acc + frag + TritonRegisterModel::OVERHEAD)
     }
-    fn launch_preference(&self, c: &Config) -> u32 {
-        default_launch_preference(c)
+    fn launch_preference(&self, c: &Config, k: &ModelConstants) -> f64 {
+        default_launch_preference(c, k)
+    }
+    /// On Hopper, Triton emits wgmma for BLOCK_M >= 64 with whole warpgroups and mma.sync
+    /// below (results/h200/triton/analysis.md, table C): those configs run
+    /// `wgmma_speedup` times faster (a calibration constant; 1 = not modelled).
+    fn compute_scale(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc, k: &ModelConstants) -> f64 {
+        let wgmma = gpu.compute_capability[0] == 9
+            && c.block_m >= 64
+            && c.num_warps % 4 == 0
+            && dtype.bits() <= 16;
+        if wgmma {
+            1.0 / k.wgmma_speedup
+        } else {
+            1.0
+        }
     }
 }
 
@@ -273,6 +302,57 @@ mod tests {
             TritonFamily.smem_bytes(&c, Dtype::Fp16),
             3 * (128 * 64 * 2) * 2
         );
+    }
+
+    #[test]
+    fn triton_wgmma_scale_and_launch_ranks_follow_the_constants() {
+        let gpu = preset("h200").unwrap().gpu;
+        let mut k = ModelConstants::default();
+        let c = |bm, w, s| Config {
+            block_m: bm,
+            block_n: 128,
+            block_k: 64,
+            group_m: 1,
+            num_warps: w,
+            num_stages: s,
+        };
+        // Off by default.
+        assert_eq!(
+            TritonFamily.compute_scale(&c(128, 4, 3), Dtype::Fp16, &gpu, &k),
+            1.0
+        );
+        k.wgmma_speedup = 2.0;
+        assert_eq!(
+            TritonFamily.compute_scale(&c(128, 4, 3), Dtype::Fp16, &gpu, &k),
+            0.5
+        );
+        assert_eq!(
+            TritonFamily.compute_scale(&c(32, 4, 3), Dtype::Fp16, &gpu, &k),
+            1.0
+        );
+        let mut ampere = gpu.clone();
+        ampere.compute_capability = [8, 0];
+        assert_eq!(
+            TritonFamily.compute_scale(&c(128, 4, 3), Dtype::Fp16, &ampere, &k),
+            1.0
+        );
+        // Default ranks: 8 warps from 128 x 128, stages 3 < 4 < 2.
+        let d = ModelConstants::default();
+        let p = |cfg: Config, k: &ModelConstants| default_launch_preference(&cfg, k);
+        assert!(
+            p(c(128, 8, 3), &d) < p(c(128, 8, 4), &d) && p(c(128, 8, 4), &d) < p(c(128, 8, 2), &d)
+        );
+        assert!(p(c(128, 8, 2), &d) < p(c(128, 4, 3), &d));
+        assert!(p(c(64, 4, 2), &d) < p(c(64, 8, 3), &d));
+        // A measured order from a calibration file: 8 warps from 64 x 128, stages 4 < 3 < 2.
+        let m = ModelConstants::with_overrides([
+            ("launch_wide_tile_area", 8192.0),
+            ("stage_rank_2", 3.0),
+            ("stage_rank_3", 2.0),
+            ("stage_rank_4", 1.0),
+        ])
+        .unwrap();
+        assert!(p(c(64, 8, 4), &m) < p(c(64, 8, 3), &m) && p(c(64, 8, 3), &m) < p(c(64, 4, 4), &m));
     }
 
     #[test]

@@ -167,8 +167,8 @@ impl KernelFamily for OrigamiFamily {
     }
     /// The shared preference (the fastest launches of the H200 development runs,
     /// docs/gemm-kernel.md, were 8 warps and 3 stages for the large tiles).
-    fn launch_preference(&self, c: &Config) -> u32 {
-        super::family::default_launch_preference(c)
+    fn launch_preference(&self, c: &Config, k: &super::constants::ModelConstants) -> f64 {
+        super::family::default_launch_preference(c, k)
     }
     fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
         if !matches!(dtype, Dtype::Fp16 | Dtype::Bf16) {

@@ -316,6 +316,31 @@ pub fn predict_with(t: &TileStatic, p: &Problem, group_m: u32, hw: &ModelInputs<
     }
 }
 
+/// Total latency of one launch of a tile: the tile's breakdown adjusted for the launch's
+/// pipeline depth (`stage_latency_cycles`) and tensor-core path (`compute_scale`
+/// multiplies L_compute: 1 for the family's base MMA, 1 / wgmma_speedup on wgmma). With the
+/// pipeline model off and a scale of 1 this is `b.l_total`.
+pub fn launch_total(b: &Breakdown, stages: u32, compute_scale: f64, k: &ModelConstants) -> f64 {
+    if k.stage_latency_cycles <= 0.0 && compute_scale == 1.0 {
+        return b.l_total;
+    }
+    let lc = b.l_compute * compute_scale;
+    let mut steady = lc.max(b.l_mem);
+    if k.stage_latency_cycles > 0.0 {
+        let in_flight = f64::from(stages.max(2) - 1);
+        steady = steady.max((k.stage_latency_cycles + b.l_mem + lc) / in_flight);
+    }
+    let occ = if k.occupancy == 1.0 {
+        k.occupancy_decay
+    } else {
+        k.occupancy_decay.powf(k.occupancy)
+    };
+    let iters = b.num_iter as f64;
+    let d_steady = (steady * b.penalty - b.l_steady) * iters;
+    let d_epilogue = (lc - b.l_compute) * b.penalty * occ * k.epilogue_count;
+    (b.l_tile + d_steady + d_epilogue) * b.num_waves as f64
+}
+
 /// Default phase-1 GROUP_SIZE_M: ceil(sqrt(SMs)) (seed 000 section 2.2).
 pub fn default_group_m(sm_count: u32) -> u32 {
     (f64::from(sm_count)).sqrt().ceil() as u32
@@ -391,6 +416,38 @@ mod tests {
         let u = work_utilization(10, 20, 15, t);
         assert_eq!((u * 1e7).floor(), 7152.0, "{u}");
         assert_eq!(work_utilization(128, 81920, 1024, t), 0.5);
+    }
+
+    #[test]
+    fn launch_total_reduces_to_the_tile_when_off_and_orders_stages_when_on() {
+        let doc = preset("h200").unwrap();
+        let mut k = ModelConstants::default();
+        let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        let at = |k: &ModelConstants| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            predict(&p, (128, 128, 64), 12, mma_sync_atom(Dtype::Fp16), &hw)
+        };
+        let b = at(&k);
+        assert_eq!(launch_total(&b, 2, 1.0, &k), b.l_total);
+        k.stage_latency_cycles = 5000.0;
+        let b = at(&k);
+        let (s2, s3, s4) = (
+            launch_total(&b, 2, 1.0, &k),
+            launch_total(&b, 3, 1.0, &k),
+            launch_total(&b, 4, 1.0, &k),
+        );
+        assert!(
+            s2 > s3 && s3 >= s4 && s4 >= b.l_total,
+            "{s2} {s3} {s4} {}",
+            b.l_total
+        );
+        // A faster tensor-core path never predicts more time.
+        assert!(launch_total(&b, 4, 0.5, &k) <= s4);
     }
 
     #[test]

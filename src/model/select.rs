@@ -17,7 +17,9 @@ use crate::hw::{GpuDesc, ModelParams};
 use super::constants::ModelConstants;
 use super::family::{Candidate, KernelFamily, MmaAtom};
 use super::group::{choose_group, GroupCost};
-use super::latency::{default_group_m, predict_with, Breakdown, ModelInputs, TileStatic, Variant};
+use super::latency::{
+    default_group_m, launch_total, predict_with, Breakdown, ModelInputs, TileStatic, Variant,
+};
 use super::problem::{Config, Problem};
 
 /// One tile of the family with its configs.
@@ -32,6 +34,17 @@ struct TileEntry {
     intensity: f64,
     /// Problem-independent model numbers of the tile.
     stat: TileStatic,
+    /// Tensor-core speed of each feasible config (`KernelFamily::compute_scale`).
+    scales: Vec<f64>,
+}
+
+/// The prediction of one feasible config: indices into the selector's tiles and that
+/// tile's feasible configs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    pub tile: usize,
+    pub cfg: usize,
+    pub cycles: f64,
 }
 
 /// Precomputed feasibility of a family on one GPU for one dtype.
@@ -44,6 +57,9 @@ pub struct Selector<'a> {
     pub dtype: Dtype,
     atom: MmaAtom,
     tiles: Vec<TileEntry>,
+    /// Whether launches of one tile can differ in prediction (pipeline model on, or some
+    /// config on another tensor-core path); when not, a tile is scored once.
+    per_launch: bool,
 }
 
 /// A ranked config with its prediction.
@@ -65,9 +81,9 @@ pub struct Selection {
     pub phase1_group_m: u32,
     /// The pick: the best tile's preferred launch, GROUP_SIZE_M from phase 2.
     pub pick: Ranked,
-    /// (tile index, predicted cycles) of every tile with a feasible config, in family
-    /// order; `Selector::ranked` orders and expands them.
-    pub scores: Vec<(usize, f64)>,
+    /// The prediction of every feasible config, in family order; `Selector::ranked`
+    /// orders them.
+    pub scores: Vec<Score>,
     /// Rejected configs with their predicted latency and reason (filled when asked).
     pub rejected: Vec<Ranked>,
     /// Phase-2 table for the picked tile.
@@ -117,6 +133,7 @@ impl<'a> Selector<'a> {
                                 variant,
                             },
                         ),
+                        scales: Vec::new(),
                     });
                     tiles.len() - 1
                 }
@@ -128,8 +145,17 @@ impl<'a> Selector<'a> {
             }
         }
         for e in &mut tiles {
-            e.feasible
-                .sort_by_key(|c| (family.launch_preference(&c.config), c.config));
+            e.feasible.sort_by(|a, b| {
+                family
+                    .launch_preference(&a.config, constants)
+                    .total_cmp(&family.launch_preference(&b.config, constants))
+                    .then(a.config.cmp(&b.config))
+            });
+            e.scales = e
+                .feasible
+                .iter()
+                .map(|c| family.compute_scale(&c.config, dtype, gpu, constants))
+                .collect();
         }
         if tiles.iter().all(|e| e.feasible.is_empty()) {
             return Err(NoFeasibleConfig {
@@ -138,7 +164,10 @@ impl<'a> Selector<'a> {
                 gpu: gpu.name.clone(),
             });
         }
+        let per_launch = constants.stage_latency_cycles > 0.0
+            || tiles.iter().any(|e| e.scales.iter().any(|x| *x != 1.0));
         Ok(Selector {
+            per_launch,
             family,
             gpu: gpu.clone(),
             params: *params,
@@ -179,27 +208,39 @@ impl<'a> Selector<'a> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
-        // Phase 1: score every tile with a feasible config.
-        let scored: Vec<(usize, f64)> = self
-            .tiles
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| !e.feasible.is_empty())
-            .map(|(i, e)| (i, predict_with(&e.stat, p, g1, &hw).l_total))
-            .collect();
-        let (best_idx, best_lat) = self.best(p, &scored);
+        // Phase 1: score every feasible config (one tile prediction, then each launch).
+        let mut scores = Vec::with_capacity(if self.per_launch {
+            self.feasible_count()
+        } else {
+            self.tiles.len()
+        });
+        for (i, e) in self.tiles.iter().enumerate() {
+            if e.feasible.is_empty() {
+                continue;
+            }
+            let b = predict_with(&e.stat, p, g1, &hw);
+            for (j, c) in e.feasible.iter().enumerate() {
+                let cycles = launch_total(&b, c.config.num_stages, e.scales[j], &self.constants);
+                scores.push(Score {
+                    tile: i,
+                    cfg: j,
+                    cycles,
+                });
+            }
+        }
+        let best = self.best(p, &scores);
 
         // Phase 2 for the winning tile.
-        let best = self.tiles[best_idx].tile;
-        let pick_breakdown = predict_with(&self.tiles[best_idx].stat, p, g1, &hw);
+        let entry = &self.tiles[best.tile];
+        let pick_breakdown = predict_with(&entry.stat, p, g1, &hw);
         let (g, phase2) = choose_group(
             pick_breakdown.grid_m,
             pick_breakdown.grid_n,
             pick_breakdown.active_sms,
-            best.0,
-            best.1,
+            entry.tile.0,
+            entry.tile.1,
         );
-        let mut pick = self.ranked_entry(&self.tiles[best_idx].feasible[0], best_lat);
+        let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles);
         pick.config.group_m = g;
         let rejected = if with_rejected {
             let mut v: Vec<Ranked> = self
@@ -228,7 +269,7 @@ impl<'a> Selector<'a> {
             problem: *p,
             phase1_group_m: g1,
             pick,
-            scores: scored,
+            scores,
             rejected,
             phase2,
             pick_breakdown,
@@ -240,20 +281,45 @@ impl<'a> Selector<'a> {
     pub fn ranked(&self, sel: &Selection, limit: usize) -> Vec<Ranked> {
         let mut order = sel.scores.clone();
         self.rank(&sel.problem, &mut order);
-        let mut out = Vec::new();
-        for &(i, lat) in &order {
-            for c in &self.tiles[i].feasible {
-                if out.len() >= limit {
-                    return out;
-                }
-                let mut r = self.ranked_entry(c, lat);
+        if !self.per_launch {
+            order = order
+                .iter()
+                .flat_map(|sc| {
+                    (0..self.tiles[sc.tile].feasible.len()).map(move |cfg| Score { cfg, ..*sc })
+                })
+                .collect();
+        }
+        order
+            .iter()
+            .take(limit)
+            .map(|sc| {
+                let c = &self.tiles[sc.tile].feasible[sc.cfg];
+                let mut r = self.ranked_entry(c, sc.cycles);
                 if c.config.same_tile(&sel.pick.config) {
                     r.config.group_m = sel.pick.config.group_m;
                 }
-                out.push(r);
-            }
-        }
-        out
+                r
+            })
+            .collect()
+    }
+
+    /// Predicted cycles of one config (its tile at `config.group_m`, adjusted for its
+    /// launch); `None` when the config is not a feasible config of this selector.
+    pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
+        let e = self
+            .tiles
+            .iter()
+            .find(|e| e.tile == (config.block_m, config.block_n, config.block_k))?;
+        let j = e.feasible.iter().position(|c| {
+            (c.config.num_warps, c.config.num_stages) == (config.num_warps, config.num_stages)
+        })?;
+        let b = predict_with(&e.stat, p, config.group_m, &self.inputs());
+        Some(launch_total(
+            &b,
+            config.num_stages,
+            e.scales[j],
+            &self.constants,
+        ))
     }
 
     fn ranked_entry(&self, c: &Candidate, lat: f64) -> Ranked {
@@ -267,27 +333,31 @@ impl<'a> Selector<'a> {
         }
     }
 
-    /// The first tile of `rank`'s order, found in one pass: the lowest latency (seed:
-    /// exact ties to the higher intensity, then the smaller tile); origami: among the
-    /// tiles within the tie band of the best, the first by the band's keys.
-    fn best(&self, p: &Problem, scored: &[(usize, f64)]) -> (usize, f64) {
-        let mut best = scored[0];
+    /// The first config of `rank`'s order, found in one pass: the lowest latency (seed:
+    /// exact ties to the higher intensity, then the smaller tile, then the preferred
+    /// launch); origami: among the configs within the tie band of the best, the first by
+    /// the band's keys.
+    fn best(&self, p: &Problem, scores: &[Score]) -> Score {
+        let mut best = scores[0];
         match self.variant {
             Variant::Seed => {
-                for &s in &scored[1..] {
-                    if self.seed_order(s, best) == Ordering::Less {
-                        best = s;
+                for s in &scores[1..] {
+                    if self.seed_order(s, &best) == Ordering::Less {
+                        best = *s;
                     }
                 }
             }
             Variant::Origami => {
-                let min = scored.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+                let min = scores
+                    .iter()
+                    .map(|s| s.cycles)
+                    .fold(f64::INFINITY, f64::min);
                 let limit = min * (1.0 + self.constants.tie_band);
-                let mut band = scored.iter().filter(|s| s.1 <= limit);
+                let mut band = scores.iter().filter(|s| s.cycles <= limit);
                 best = *band.next().expect("the minimum is in the band");
-                for &s in band {
-                    if self.band_order(p, s, best) == Ordering::Less {
-                        best = s;
+                for s in band {
+                    if self.band_order(p, s, &best) == Ordering::Less {
+                        best = *s;
                     }
                 }
             }
@@ -295,18 +365,22 @@ impl<'a> Selector<'a> {
         best
     }
 
-    /// Seed order: latency, then higher intensity, then the smaller tile.
-    fn seed_order(&self, a: (usize, f64), b: (usize, f64)) -> Ordering {
-        let (ta, tb) = (&self.tiles[a.0], &self.tiles[b.0]);
-        a.1.total_cmp(&b.1)
+    /// Seed order: latency, then higher intensity, then the smaller tile, then the
+    /// preferred launch.
+    fn seed_order(&self, a: &Score, b: &Score) -> Ordering {
+        let (ta, tb) = (&self.tiles[a.tile], &self.tiles[b.tile]);
+        a.cycles
+            .total_cmp(&b.cycles)
             .then_with(|| tb.intensity.total_cmp(&ta.intensity))
             .then_with(|| ta.tile.cmp(&tb.tile))
+            .then_with(|| a.cfg.cmp(&b.cfg))
     }
 
     /// Origami tie-band order: higher intensity, then the orientation preference (M > N:
-    /// larger BLOCK_M; N > M: larger BLOCK_N), then larger BM, BN, BK.
-    fn band_order(&self, p: &Problem, a: (usize, f64), b: (usize, f64)) -> Ordering {
-        let (ta, tb) = (&self.tiles[a.0], &self.tiles[b.0]);
+    /// larger BLOCK_M; N > M: larger BLOCK_N), then larger BM, BN, BK, then the preferred
+    /// launch.
+    fn band_order(&self, p: &Problem, a: &Score, b: &Score) -> Ordering {
+        let (ta, tb) = (&self.tiles[a.tile], &self.tiles[b.tile]);
         let orient = |t: (u32, u32, u32)| -> u32 {
             match p.m.cmp(&p.n) {
                 Ordering::Greater => t.0,
@@ -320,17 +394,18 @@ impl<'a> Selector<'a> {
             .then_with(|| tb.tile.0.cmp(&ta.tile.0))
             .then_with(|| tb.tile.1.cmp(&ta.tile.1))
             .then_with(|| tb.tile.2.cmp(&ta.tile.2))
+            .then_with(|| a.cfg.cmp(&b.cfg))
     }
 
-    /// Order scored tiles (index, latency) best first, per the variant's rule.
-    fn rank(&self, p: &Problem, scored: &mut [(usize, f64)]) {
+    /// Order scores best first, per the variant's rule.
+    fn rank(&self, p: &Problem, scores: &mut [Score]) {
         match self.variant {
-            Variant::Seed => scored.sort_by(|a, b| self.seed_order(*a, *b)),
+            Variant::Seed => scores.sort_by(|a, b| self.seed_order(a, b)),
             Variant::Origami => {
-                scored.sort_by(|a, b| a.1.total_cmp(&b.1));
-                let limit = scored[0].1 * (1.0 + self.constants.tie_band);
-                let band = scored.iter().take_while(|s| s.1 <= limit).count();
-                scored[..band].sort_by(|a, b| self.band_order(p, *a, *b));
+                scores.sort_by(|a, b| a.cycles.total_cmp(&b.cycles));
+                let limit = scores[0].cycles * (1.0 + self.constants.tie_band);
+                let band = scores.iter().take_while(|s| s.cycles <= limit).count();
+                scores[..band].sort_by(|a, b| self.band_order(p, a, b));
             }
         }
     }
