@@ -2,8 +2,13 @@
 //! pick always feasible, more K never predicts less time for a fixed config, same input
 //! same answer.
 //!
-//! "More K" is tested as more K iterations: K -> K + j x BLOCK_K. Between two K of the
-//! same iteration count the model is not monotone, by design of the published formulas:
+//! "More K" is tested as more whole K iterations: K -> K + j x BLOCK_K with K a multiple
+//! of BLOCK_K. The published formulas are not monotone otherwise, and the tests below pin
+//! why: num_iter = max(ceil(K/BK) - 1, 1) clamps K <= 2 BK to one iteration, so the
+//! utilization penalty of a small K dominates (K = 1 -> 17 with BK 16 predicts less); and
+//! the K-padding penalty (K mod BK)/K x 50000 shrinks as K grows with the same remainder
+//! (K = 82 -> 114 with BK 32 on a 21 x 9 output predicts less: the penalty falls by more
+//! than one cheap iteration costs), and drops to 0 at a multiple of BK:
 //! the K-padding penalty (K mod BK)/K x 50000 drops to 0 when K reaches a multiple of BK
 //! (K = 127 -> 128 with BK 64), and the utilization penalty likewise; the test
 //! `k_padding_makes_partial_iterations_costlier` pins that.
@@ -63,6 +68,10 @@ proptest! {
         let consts = ModelConstants::default();
         let hw = ModelInputs { gpu: &doc.gpu, params: &doc.params, constants: &consts, variant: v };
         let atom = mma_sync_atom(Dtype::Fp16);
+        // K a multiple of BK, at least BK: see the module comment for why the published
+        // formulas are not monotone otherwise.
+        let bk = u64::from(tile.2);
+        let k = (k.max(bk) / bk) * bk;
         let p1 = Problem::new(m, n, k, Dtype::Fp16).unwrap();
         let p2 = Problem::new(m, n, k + j * u64::from(tile.2), Dtype::Fp16).unwrap();
         let a = predict(&p1, tile, 12, atom, &hw).l_total;
@@ -95,4 +104,30 @@ fn k_padding_makes_partial_iterations_costlier() {
         assert!(a.k_pad_penalty > 0.0 && b.k_pad_penalty == 0.0);
         assert!(a.l_total > b.l_total, "{v:?}");
     }
+}
+
+#[test]
+fn published_formulas_are_not_monotone_in_k_off_multiples_of_bk() {
+    let doc = preset("rtx4090").unwrap();
+    let consts = ModelConstants::default();
+    let hw = ModelInputs {
+        gpu: &doc.gpu,
+        params: &doc.params,
+        constants: &consts,
+        variant: Variant::Seed,
+    };
+    let at = |m, n, k, tile| {
+        predict(
+            &Problem::new(m, n, k, Dtype::Fp16).unwrap(),
+            tile,
+            12,
+            mma_sync_atom(Dtype::Fp16),
+            &hw,
+        )
+        .l_total
+    };
+    // The clamp of num_iter: K = 1 and K = 17 both run one iteration with BK 16.
+    assert!(at(21, 9, 17, (16, 16, 16)) < at(21, 9, 1, (16, 16, 16)));
+    // The K-padding penalty shrinks with K at the same remainder.
+    assert!(at(21, 9, 114, (16, 16, 32)) < at(21, 9, 82, (16, 16, 32)));
 }

@@ -11,7 +11,6 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::group::choose_group;
 use crate::model::latency::default_group_m;
 use crate::model::{Config, Problem, Selection, Selector};
 use crate::stats::{kendall_tau_b, mean, median};
@@ -50,7 +49,7 @@ pub fn plan(
         let tile = (r.config.block_m, r.config.block_n, r.config.block_k);
         let g = *group_of.entry(tile).or_insert_with(|| {
             let bd = s.predict_tile(p, tile, g1);
-            choose_group(bd.grid_m, bd.grid_n, bd.active_sms, tile.0, tile.1).0
+            s.phase2(&bd, tile).0
         });
         let config = Config {
             group_m: g,

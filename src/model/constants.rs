@@ -51,6 +51,9 @@ pub struct ModelConstants {
     pub stage_rank_2: f64,
     pub stage_rank_3: f64,
     pub stage_rank_4: f64,
+    /// Phase 2: 1 sends a tie in footprint cost to the largest GROUP_SIZE_M, 0 (seed 000's
+    /// rule) to the smallest.
+    pub phase2_prefer_larger_group: f64,
 }
 
 impl Default for ModelConstants {
@@ -74,12 +77,13 @@ impl Default for ModelConstants {
             stage_rank_2: 3.0,
             stage_rank_3: 1.0,
             stage_rank_4: 2.0,
+            phase2_prefer_larger_group: 0.0,
         }
     }
 }
 
 /// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 18] = [
+pub const CONSTANT_NAMES: [&str; 19] = [
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
@@ -98,6 +102,7 @@ pub const CONSTANT_NAMES: [&str; 18] = [
     "stage_rank_2",
     "stage_rank_3",
     "stage_rank_4",
+    "phase2_prefer_larger_group",
 ];
 
 /// An override with an unknown name or an impossible value.
@@ -129,6 +134,7 @@ impl ModelConstants {
             "stage_rank_2" => &mut self.stage_rank_2,
             "stage_rank_3" => &mut self.stage_rank_3,
             "stage_rank_4" => &mut self.stage_rank_4,
+            "phase2_prefer_larger_group" => &mut self.phase2_prefer_larger_group,
             _ => return None,
         })
     }
@@ -154,6 +160,9 @@ impl ModelConstants {
                 return Err(err(format!(
                     "must be a finite non-negative number (got {v})"
                 )));
+            }
+            if name == "phase2_prefer_larger_group" && v != 0.0 && v != 1.0 {
+                return Err(err(format!("must be 0 or 1 (got {v})")));
             }
             if matches!(
                 name,

@@ -3,7 +3,11 @@
 //! tiles, M fastest), the order the `triton` and `origami` kernels use. For each candidate
 //! group size the first `active` program ids are mapped to tiles, and
 //! cost = unique tile rows x BLOCK_M + unique tile columns x BLOCK_N.
-//! The minimum wins; on a tie the smallest GROUP_SIZE_M wins.
+//! The minimum wins. On a tie the smallest GROUP_SIZE_M wins (seed 000's rule, which its
+//! published picks follow), or the largest when the calibration constant
+//! `phase2_prefer_larger_group` is 1: ties happen when every candidate covers the same rows
+//! and columns (often the whole grid is resident), and on the H200 Triton measurements the
+//! larger group was faster among tied ones (results/h200/triton/group_ties.txt).
 
 use serde::Serialize;
 
@@ -89,13 +93,15 @@ pub fn group_cost_simulated(
     }
 }
 
-/// The phase-2 table and the winner (minimum cost, ties to the smallest group size).
+/// The phase-2 table and the winner (minimum cost; ties to the smallest group size, or to
+/// the largest with `prefer_larger`).
 pub fn choose_group(
     grid_m: u64,
     grid_n: u64,
     active: u64,
     block_m: u32,
     block_n: u32,
+    prefer_larger: bool,
 ) -> (u32, Vec<GroupCost>) {
     let table: Vec<GroupCost> = GROUP_SIZES
         .iter()
@@ -103,7 +109,7 @@ pub fn choose_group(
         .collect();
     let mut best = table[0];
     for row in &table[1..] {
-        if row.cost < best.cost {
+        if row.cost < best.cost || (prefer_larger && row.cost == best.cost) {
             best = *row;
         }
     }
@@ -157,7 +163,7 @@ mod tests {
     fn square_8192_with_256_tiles_picks_8() {
         // 32 x 32 tiles, 128 active: g1 covers 4 rows x 32 columns (cost 9216); g8 and
         // g16 cover 8 x 16 and 16 x 8 (6144 each): the tie goes to 8.
-        let (g, table) = choose_group(32, 32, 128, 256, 256);
+        let (g, table) = choose_group(32, 32, 128, 256, 256, false);
         assert_eq!(g, 8);
         assert_eq!(table[0].cost, 9216);
         assert_eq!(table.iter().find(|r| r.group_m == 16).unwrap().cost, 6144);
@@ -166,8 +172,12 @@ mod tests {
     #[test]
     fn tie_goes_to_smallest() {
         // All 128 tiles run at once: every group size costs the same; 1 wins.
-        let (g, table) = choose_group(16, 8, 128, 128, 256);
+        let (g, table) = choose_group(16, 8, 128, 128, 256, false);
         assert_eq!(g, 1);
         assert!(table.iter().all(|r| r.cost == table[0].cost));
+        // With the larger-group rule the same tie goes to 16; a strict minimum is kept.
+        assert_eq!(choose_group(16, 8, 128, 128, 256, true).0, 16);
+        assert_eq!(choose_group(32, 32, 128, 256, 256, true).0, 16);
+        assert_eq!(choose_group(32, 32, 128, 256, 256, false).0, 8);
     }
 }

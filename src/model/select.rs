@@ -193,6 +193,18 @@ impl<'a> Selector<'a> {
         self.tiles.iter().map(|e| e.feasible.len()).sum()
     }
 
+    /// Phase 2 for a tile from its breakdown: (GROUP_SIZE_M, the table).
+    pub fn phase2(&self, b: &Breakdown, tile: (u32, u32, u32)) -> (u32, Vec<GroupCost>) {
+        choose_group(
+            b.grid_m,
+            b.grid_n,
+            b.active_sms,
+            tile.0,
+            tile.1,
+            self.constants.phase2_prefer_larger_group == 1.0,
+        )
+    }
+
     /// Predicted latency of a tile at a group size (cycles), with its breakdown.
     pub fn predict_tile(&self, p: &Problem, tile: (u32, u32, u32), group_m: u32) -> Breakdown {
         super::latency::predict(p, tile, group_m, self.atom, &self.inputs())
@@ -219,6 +231,16 @@ impl<'a> Selector<'a> {
                 continue;
             }
             let b = predict_with(&e.stat, p, g1, &hw);
+            if !self.per_launch {
+                // Every launch of the tile has the tile's prediction: score it once, with
+                // its preferred launch (`ranked` expands the others).
+                scores.push(Score {
+                    tile: i,
+                    cfg: 0,
+                    cycles: b.l_total,
+                });
+                continue;
+            }
             for (j, c) in e.feasible.iter().enumerate() {
                 let cycles = launch_total(&b, c.config.num_stages, e.scales[j], &self.constants);
                 scores.push(Score {
@@ -233,13 +255,7 @@ impl<'a> Selector<'a> {
         // Phase 2 for the winning tile.
         let entry = &self.tiles[best.tile];
         let pick_breakdown = predict_with(&entry.stat, p, g1, &hw);
-        let (g, phase2) = choose_group(
-            pick_breakdown.grid_m,
-            pick_breakdown.grid_n,
-            pick_breakdown.active_sms,
-            entry.tile.0,
-            entry.tile.1,
-        );
+        let (g, phase2) = self.phase2(&pick_breakdown, entry.tile);
         let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles);
         pick.config.group_m = g;
         let rejected = if with_rejected {
