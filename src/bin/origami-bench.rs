@@ -331,6 +331,27 @@ fn resolve_hw(gpu: Option<&Gpu>, preset: Option<&String>) -> Result<Resolved, Fa
     })
 }
 
+/// The selector for the GPU in hand: its hardware parameters resolved as origami-select
+/// does (tier 1 from the device, its preset, TRITONBLAS_HW_PARAMS), or from `--gpu`.
+fn selector_on(
+    gpu: &Gpu,
+    args: &ModelArgs,
+    mc: &ModelChoice,
+) -> Result<(Selector<'static>, Resolved), Fail> {
+    let res = resolve_hw(Some(gpu), args.gpu.as_ref())?;
+    let consts = constants_of(&res)?;
+    let sel = Selector::new(
+        mc.family,
+        &res.gpu,
+        &res.params,
+        &consts,
+        mc.variant,
+        mc.dtype,
+    )
+    .map_err(|e| bad(format!("--family origami: {e}")))?;
+    Ok((sel, res))
+}
+
 fn constants_of(res: &Resolved) -> Result<ModelConstants, Fail> {
     ModelConstants::with_overrides(res.constants.iter().map(|(k, (v, _))| (k.as_str(), *v)))
         .map_err(|e| bad(format!("hardware parameters: {e}")))
@@ -371,17 +392,7 @@ fn run_cmd(a: RunArgs) -> Result<(), Fail> {
         return Err(bad("--top: must be at least 1"));
     }
     let gpu = open_gpu()?;
-    let res = resolve_hw(Some(&gpu), a.model.gpu.as_ref())?;
-    let consts = constants_of(&res)?;
-    let sel = Selector::new(
-        mc.family,
-        &res.gpu,
-        &res.params,
-        &consts,
-        mc.variant,
-        mc.dtype,
-    )
-    .map_err(|e| bad(format!("--family origami: {e}")))?;
+    let (sel, _) = selector_on(&gpu, &a.model, &mc)?;
     let (selection, planned) = plan(&sel, &p, a.top, a.top.is_none());
     let configs: Vec<(Config, bool, f64)> = if given.is_empty() {
         planned
@@ -392,12 +403,13 @@ fn run_cmd(a: RunArgs) -> Result<(), Fail> {
         given
             .iter()
             .map(|c| {
-                let bd = sel.predict_tile(&p, (c.block_m, c.block_n, c.block_k), c.group_m);
-                (
-                    *c,
-                    *c == selection.pick.config,
-                    sel.cycles_to_us(bd.l_total),
-                )
+                // The config's own prediction (its launch included); a config outside the
+                // family's feasible set gets its tile's.
+                let cycles = sel.predict_config(&p, c).unwrap_or_else(|| {
+                    sel.predict_tile(&p, (c.block_m, c.block_n, c.block_k), c.group_m)
+                        .l_total
+                });
+                (*c, *c == selection.pick.config, sel.cycles_to_us(cycles))
             })
             .collect()
     };
@@ -636,17 +648,7 @@ fn sweep_cmd(a: SweepArgs) -> Result<(), Fail> {
     }
     let t0 = Instant::now();
     let gpu = open_gpu()?;
-    let res = resolve_hw(Some(&gpu), a.model.gpu.as_ref())?;
-    let consts = constants_of(&res)?;
-    let sel = Selector::new(
-        mc.family,
-        &res.gpu,
-        &res.params,
-        &consts,
-        mc.variant,
-        mc.dtype,
-    )
-    .map_err(|e| bad(format!("--family origami: {e}")))?;
+    let (sel, res) = selector_on(&gpu, &a.model, &mc)?;
     // Plan every pending shape (microseconds each), then compile the union once.
     struct Job {
         set: String,
