@@ -369,27 +369,7 @@ impl Gpu {
 
     /// Time what `work` enqueues on the stream with two CUDA events; milliseconds.
     pub fn time_ms(&self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<f64, GpuError> {
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(GpuError::driver("creating an event"))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(GpuError::driver("creating an event"))?;
-        start
-            .record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        work()?;
-        end.record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        end.synchronize()
-            .map_err(GpuError::driver("waiting for timed work"))?;
-        let ms = start
-            .elapsed_ms(&end)
-            .map_err(GpuError::driver("reading event time"))?;
-        Ok(f64::from(ms))
+        time_on_stream(&self.ctx, &self.stream, work)
     }
 
     /// Capture what `work` enqueues into a CUDA graph (nothing runs during capture).
@@ -443,4 +423,32 @@ impl Gpu {
     pub fn has_nvrtc(&self) -> bool {
         probe::is_present(Library::Nvrtc)
     }
+}
+
+/// Time what `work` enqueues on `stream` with two CUDA events (`CU_EVENT_DEFAULT`, so they
+/// record time); milliseconds. Shared by the context and the cuBLAS handle.
+pub(crate) fn time_on_stream(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    work: impl FnOnce() -> Result<(), GpuError>,
+) -> Result<f64, GpuError> {
+    let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let start = ctx
+        .new_event(flags)
+        .map_err(GpuError::driver("creating an event"))?;
+    let end = ctx
+        .new_event(flags)
+        .map_err(GpuError::driver("creating an event"))?;
+    start
+        .record(stream)
+        .map_err(GpuError::driver("recording an event"))?;
+    work()?;
+    end.record(stream)
+        .map_err(GpuError::driver("recording an event"))?;
+    end.synchronize()
+        .map_err(GpuError::driver("waiting for timed work"))?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(GpuError::driver("reading event time"))?;
+    Ok(f64::from(ms))
 }

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use cudarc::cublas::{result as cbr, sys as cbs, CudaBlas};
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr};
 
 use super::context::Gpu;
@@ -163,27 +163,7 @@ impl Cublas {
 
     /// Time what `work` enqueues on the cuBLAS stream with two CUDA events; milliseconds.
     pub fn time_ms(&self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<f64, GpuError> {
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(GpuError::driver("creating an event"))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(GpuError::driver("creating an event"))?;
-        start
-            .record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        work()?;
-        end.record(&self.stream)
-            .map_err(GpuError::driver("recording an event"))?;
-        end.synchronize()
-            .map_err(GpuError::driver("waiting for timed cuBLAS work"))?;
-        let ms = start
-            .elapsed_ms(&end)
-            .map_err(GpuError::driver("reading event time"))?;
-        Ok(f64::from(ms))
+        super::context::time_on_stream(&self.ctx, &self.stream, work)
     }
 
     /// Capture the cuBLAS calls `work` makes into a CUDA graph (nothing runs).
