@@ -354,9 +354,21 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
         "\n[Algorithm 9] L_total = {:.0} x {} waves = {:.0} cycles",
         b.l_tile, b.num_waves, b.l_total
     );
+    if sel.pick.latency_cycles != b.l_total {
+        let _ = writeln!(
+            o,
+            "  launch w{} s{} (pipeline depth, tensor-core path): {:.0} cycles",
+            pick.num_warps, pick.num_stages, sel.pick.latency_cycles
+        );
+    }
+    let ties = if k.phase2_prefer_larger_group == 1.0 {
+        "largest"
+    } else {
+        "smallest"
+    };
     let _ = writeln!(
         o,
-        "\n== Phase 2: GROUP_SIZE_M (minimum footprint, ties to the smallest) =="
+        "\n== Phase 2: GROUP_SIZE_M (minimum footprint, ties to the {ties}) =="
     );
     let _ = writeln!(o, "  {:>5} {:>6} {:>6} {:>10}", "G", "rows", "cols", "cost");
     for r in &sel.phase2 {
@@ -380,8 +392,7 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
     let _ = writeln!(
         o,
         "  predicted {:.0} cycles = {:.2} us",
-        b.l_total,
-        s.cycles_to_us(b.l_total)
+        sel.pick.latency_cycles, sel.pick.latency_us
     );
     o
 }
