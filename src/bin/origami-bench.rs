@@ -3,7 +3,7 @@
 //! over the family, cuBLAS) into CSV/JSON/PNG; re-make reports and refit the model's
 //! constants from a committed sweep without a GPU. Method: docs/bench.md.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -12,7 +12,9 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use serde_json::json;
 
 use origami::dtype::Dtype;
-use origami::gemm::fit::{fit, measured_shapes, score, score_with, FitState, LaunchTable};
+use origami::gemm::fit::{
+    fit, measured_shapes, median_time_ratio, score, score_with, FitState, LaunchTable,
+};
 use origami::gemm::kernel::{check_config, check_problem, error_bound, tflops};
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::runner::Runner;
@@ -174,6 +176,9 @@ struct RefitArgs {
     /// Coordinate-descent rounds.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Weight of the mean Kendall tau-b in the objective (mean A/BF + this x tau).
+    #[arg(long = "tau-weight", default_value_t = origami::gemm::fit::DEFAULT_TAU_WEIGHT)]
+    tau_weight: f64,
     /// Preset whose GPU description and parameters the fit starts from (TRITONBLAS_HW_PARAMS is applied on top).
     #[arg(long, default_value = "h200")]
     gpu: String,
@@ -894,7 +899,13 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
         .map_err(|e| bad(e.to_string()))?;
     let before_fit = score(&s0, &fit_shapes);
     let before_held = score(&s0, &held_shapes);
-    let (state, _, steps) = fit(
+    if !a.tau_weight.is_finite() || a.tau_weight < 0.0 {
+        return Err(bad(format!(
+            "--tau-weight: must be a finite non-negative number (got {})",
+            a.tau_weight
+        )));
+    }
+    let (mut state, _, steps) = fit(
         fam,
         &res.gpu,
         variant,
@@ -902,9 +913,25 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
         start.clone(),
         &fit_shapes,
         a.rounds,
+        a.tau_weight,
     );
-    let mc2 = ModelConstants::with_overrides(state.constants.iter().map(|(k, v)| (k.as_str(), *v)))
-        .map_err(|e| runtime(e.to_string()))?;
+    let constants_of_state = |st: &FitState| {
+        ModelConstants::with_overrides(st.constants.iter().map(|(k, v)| (k.as_str(), *v)))
+            .map_err(|e| runtime(e.to_string()))
+    };
+    let mut mc2 = constants_of_state(&state)?;
+    if mc2.throughput_model == 1.0 {
+        // The ranking does not depend on the scale: set it so that predictions are
+        // microseconds on the fitting shapes (median measured / predicted = 1).
+        let s = Selector::new(fam, &res.gpu, &state.params, &mc2, variant, dtype)
+            .map_err(|e| runtime(e.to_string()))?;
+        if let Some(r) = median_time_ratio(&s, &fit_shapes) {
+            let scale = mc2.tp_time_scale * r;
+            eprintln!("origami-bench: tp_time_scale {:.4} -> {scale:.4} (median measured/predicted {r:.4})", mc2.tp_time_scale);
+            state.constants.insert("tp_time_scale".into(), scale);
+            mc2 = constants_of_state(&state)?;
+        }
+    }
     let s1 = Selector::new(fam, &res.gpu, &state.params, &mc2, variant, dtype)
         .map_err(|e| runtime(e.to_string()))?;
     let after_fit = score(&s1, &fit_shapes);
@@ -973,7 +1000,15 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
             s.score.tau_mean
         );
     }
-    let ov = state.override_json(&start);
+    // The override holds every value that differs from the preset and the defaults (the
+    // starting file's included), so that it alone reproduces the fitted model.
+    let preset_params = origami::hw::presets::preset(&a.gpu)
+        .map(|d| d.params)
+        .unwrap_or(res.params);
+    let ov = state.override_json(&FitState {
+        params: preset_params,
+        constants: BTreeMap::new(),
+    });
     println!("override: {}", serde_json::to_string(&ov).map_err(runtime)?);
     if let Some(path) = &a.write {
         std::fs::write(

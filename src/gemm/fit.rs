@@ -1,10 +1,12 @@
 //! Refit of the model's empirical constants and parameters to a measured sweep (CPU only,
-//! no device time): coordinate descent over a fixed list of knobs, each tried at a ladder
-//! of multiples of its current value; the objective is the mean A/BF of the picks on the
-//! fitting shapes plus a quarter of their mean Kendall tau-b, both read off the committed
-//! `configs.csv` (every config's measured time is there, so any pick can be scored
-//! without running it). The fitted values are written as a flat hardware override
-//! (`TRITONBLAS_HW_PARAMS`), never into code.
+//! no device time): coordinate descent over a fixed list of knobs (the latency model's, or
+//! the throughput model's `tp_*` when the starting file turns that model on), each tried at
+//! a ladder of multiples of its current value; the objective is the mean A/BF of the picks
+//! on the fitting shapes plus a weight (default a quarter) times their mean Kendall tau-b,
+//! both read off the committed `configs.csv` (every config's measured time is there, so
+//! any pick can be scored without running it). The throughput model's absolute scale is
+//! then set to the median measured/predicted ratio. The fitted values are written as a
+//! flat hardware override (`TRITONBLAS_HW_PARAMS`), never into code.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -32,6 +34,23 @@ pub const FIT_CONSTANTS: [&str; 12] = [
     "stage_rank_3",
     "stage_rank_4",
 ];
+/// The knobs of the throughput model (`model::throughput`), moved instead of the latency
+/// model's when the starting constants set `throughput_model` to 1.
+pub const FIT_THROUGHPUT_CONSTANTS: [&str; 13] = [
+    "tp_mma_cycles",
+    "tp_warp_mma_cycles",
+    "tp_load_latency_cycles",
+    "tp_iter_cycles",
+    "tp_iter_latency_cycles",
+    "tp_epilogue_cycles",
+    "tp_block_setup_cycles",
+    "tp_fragment_read_weight",
+    "tp_l2_sm_share",
+    "tp_stage_exponent",
+    "tp_prologue_loads",
+    "tp_dram_scale",
+    "wgmma_speedup",
+];
 /// Parameters the fit moves.
 pub const FIT_PARAMS: [&str; 5] = [
     "mma_latency",
@@ -41,7 +60,9 @@ pub const FIT_PARAMS: [&str; 5] = [
     "hbm_latency_penalty",
 ];
 /// Multiples tried per knob and round.
-pub const LADDER: [f64; 10] = [0.0, 0.1, 0.25, 0.5, 0.8, 1.25, 2.0, 4.0, 10.0, 30.0];
+pub const LADDER: [f64; 12] = [
+    0.0, 0.1, 0.25, 0.5, 0.8, 0.9, 1.1, 1.25, 2.0, 4.0, 10.0, 30.0,
+];
 
 /// Measured times of one shape: (BM, BN, BK, warps, stages) -> ms.
 #[derive(Debug, Clone)]
@@ -166,10 +187,42 @@ impl LaunchTable {
 }
 
 impl Score {
-    /// The objective the fit maximizes.
+    /// The objective the fit maximizes at the default tau weight.
     pub fn objective(&self) -> f64 {
-        self.abf_mean + 0.25 * self.tau_mean
+        self.objective_with(DEFAULT_TAU_WEIGHT)
     }
+    /// Mean A/BF plus `tau_weight` x mean Kendall tau-b.
+    pub fn objective_with(&self, tau_weight: f64) -> f64 {
+        self.abf_mean + tau_weight * self.tau_mean
+    }
+}
+
+/// Weight of the mean Kendall tau-b in the fit's objective unless told otherwise.
+pub const DEFAULT_TAU_WEIGHT: f64 = 0.25;
+
+/// Median over every timed config of the fitting shapes of measured / predicted time (the
+/// prediction converted at the description's SM clock); `None` without timed configs.
+pub fn median_time_ratio(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Option<f64> {
+    let mut ratios = Vec::new();
+    for sh in shapes {
+        for (&(bm, bn, bk, w, st), &ms) in &sh.times {
+            let c = crate::model::Config {
+                block_m: bm,
+                block_n: bn,
+                block_k: bk,
+                group_m: crate::model::latency::default_group_m(s.gpu.sm_count),
+                num_warps: w,
+                num_stages: st,
+            };
+            if let Some(cycles) = s.predict_config(&sh.problem, &c) {
+                let us = s.cycles_to_us(cycles);
+                if us > 0.0 {
+                    ratios.push(ms * 1e3 / us);
+                }
+            }
+        }
+    }
+    (!ratios.is_empty()).then(|| crate::stats::median(&ratios))
 }
 
 /// Score a selector's picks and rankings on measured shapes (a pick that was not timed
@@ -304,7 +357,9 @@ pub struct FitStep {
 
 /// Coordinate descent: `rounds` passes over the knobs, each knob tried at every ladder
 /// multiple of its current value (0 only for constants that may vanish); a move is kept
-/// when it raises the objective by more than 1e-4. Returns the state and its steps.
+/// when it raises the objective (`Score::objective_with(tau_weight)`) by more than 1e-4.
+/// Returns the state and its steps.
+#[allow(clippy::too_many_arguments)]
 pub fn fit(
     family: &dyn KernelFamily,
     gpu: &GpuDesc,
@@ -313,6 +368,7 @@ pub fn fit(
     start: FitState,
     shapes: &[MeasuredShape],
     rounds: usize,
+    tau_weight: f64,
 ) -> (FitState, Score, Vec<FitStep>) {
     let eval = |st: &FitState| -> Option<Score> {
         let mc = st.model_constants()?;
@@ -322,11 +378,16 @@ pub fn fit(
     let mut state = start;
     let mut best = eval(&state).expect("the starting model is valid");
     let mut steps = Vec::new();
-    let knobs: Vec<&str> = FIT_PARAMS
-        .iter()
-        .chain(FIT_CONSTANTS.iter())
-        .copied()
-        .collect();
+    let throughput = state.get("throughput_model") == 1.0;
+    let knobs: Vec<&str> = if throughput {
+        FIT_THROUGHPUT_CONSTANTS.to_vec()
+    } else {
+        FIT_PARAMS
+            .iter()
+            .chain(FIT_CONSTANTS.iter())
+            .copied()
+            .collect()
+    };
     for _ in 0..rounds {
         let mut moved = false;
         for knob in &knobs {
@@ -338,6 +399,18 @@ pub fn fit(
                 if v == cur || (mult == 0.0 && FIT_PARAMS.contains(knob)) {
                     continue;
                 }
+                // Bandwidth shares, scales and exponents must stay positive, speedups >= 1.
+                if mult == 0.0
+                    && matches!(
+                        *knob,
+                        "tp_l2_sm_share" | "tp_dram_scale" | "tp_stage_exponent" | "wgmma_speedup"
+                    )
+                {
+                    continue;
+                }
+                if *knob == "wgmma_speedup" && v < 1.0 {
+                    continue;
+                }
                 if *knob == "occupancy_decay" && v > 1.0 {
                     continue;
                 }
@@ -347,8 +420,10 @@ pub fn fit(
                 let mut trial = state.clone();
                 trial.set(knob, v);
                 if let Some(sc) = eval(&trial) {
-                    let bar = local_best.map_or(best.objective(), |(_, s)| s.objective());
-                    if sc.objective() > bar + 1e-4 {
+                    let bar = local_best.map_or(best.objective_with(tau_weight), |(_, s)| {
+                        s.objective_with(tau_weight)
+                    });
+                    if sc.objective_with(tau_weight) > bar + 1e-4 {
                         local_best = Some((v, sc));
                     }
                 }
@@ -425,6 +500,7 @@ mod tests {
             start.clone(),
             &shapes,
             1,
+            DEFAULT_TAU_WEIGHT,
         );
         assert!(after.objective() >= before.objective());
         // launches of a tile tie in the data, so the pick's launch may miss by a little

@@ -54,6 +54,43 @@ pub struct ModelConstants {
     /// Phase 2: 1 sends a tie in footprint cost to the largest GROUP_SIZE_M, 0 (seed 000's
     /// rule) to the smallest.
     pub phase2_prefer_larger_group: f64,
+    /// Throughput model switch (this project, issue 4; `throughput.rs`): 1 scores every
+    /// launch with the SM-throughput model (occupancy, pipeline depth, warps), 0 (default)
+    /// with the Origami latency model.
+    pub throughput_model: f64,
+    /// Throughput model: SM cycles per MMA atom at the tensor cores' sustained rate; 0 =
+    /// mma_latency / tensor cores per SM (Algorithm 3's figure).
+    pub tp_mma_cycles: f64,
+    /// Throughput model: cycles one warp needs per MMA of its own chain; 0 = mma_latency.
+    pub tp_warp_mma_cycles: f64,
+    /// Throughput model: round trip of one stage's loads, cycles; 0 = hbm_latency_penalty.
+    pub tp_load_latency_cycles: f64,
+    /// Throughput model: SM cycles one block spends per K iteration outside the MMAs
+    /// (barrier, address and loop instructions); shared by the resident blocks.
+    pub tp_iter_cycles: f64,
+    /// Throughput model: latency a block adds per K iteration after its last MMA (pipeline
+    /// drain at the barrier); hidden by other resident blocks.
+    pub tp_iter_latency_cycles: f64,
+    /// Throughput model: epilogue cycles per 4096 output elements of a block.
+    pub tp_epilogue_cycles: f64,
+    /// Throughput model: cycles to start a block.
+    pub tp_block_setup_cycles: f64,
+    /// Throughput model: shared-memory bytes per cycle per SM (128 on sm_80 and later).
+    pub tp_smem_bytes_per_cycle: f64,
+    /// Throughput model: weight of the warps' fragment reads (ldmatrix) against the copies'
+    /// shared-memory writes.
+    pub tp_fragment_read_weight: f64,
+    /// Throughput model: an SM's L2 bandwidth as a share of l2_perf_ratio / SMs.
+    pub tp_l2_sm_share: f64,
+    /// Throughput model: S stages hide a load over (S - 1)^this iterations.
+    pub tp_stage_exponent: f64,
+    /// Throughput model: pipeline fill, in load round trips per block.
+    pub tp_prologue_loads: f64,
+    /// Throughput model: multiplier of the DRAM time (1 = the measured bandwidth).
+    pub tp_dram_scale: f64,
+    /// Throughput model: multiplier of the whole prediction (absolute calibration; no
+    /// effect on the ranking).
+    pub tp_time_scale: f64,
 }
 
 impl Default for ModelConstants {
@@ -78,12 +115,27 @@ impl Default for ModelConstants {
             stage_rank_3: 1.0,
             stage_rank_4: 2.0,
             phase2_prefer_larger_group: 0.0,
+            throughput_model: 0.0,
+            tp_mma_cycles: 0.0,
+            tp_warp_mma_cycles: 0.0,
+            tp_load_latency_cycles: 0.0,
+            tp_iter_cycles: 0.0,
+            tp_iter_latency_cycles: 0.0,
+            tp_epilogue_cycles: 0.0,
+            tp_block_setup_cycles: 0.0,
+            tp_smem_bytes_per_cycle: 128.0,
+            tp_fragment_read_weight: 1.0,
+            tp_l2_sm_share: 1.0,
+            tp_stage_exponent: 1.0,
+            tp_prologue_loads: 1.0,
+            tp_dram_scale: 1.0,
+            tp_time_scale: 1.0,
         }
     }
 }
 
 /// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 19] = [
+pub const CONSTANT_NAMES: [&str; 34] = [
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
@@ -103,6 +155,21 @@ pub const CONSTANT_NAMES: [&str; 19] = [
     "stage_rank_3",
     "stage_rank_4",
     "phase2_prefer_larger_group",
+    "throughput_model",
+    "tp_mma_cycles",
+    "tp_warp_mma_cycles",
+    "tp_load_latency_cycles",
+    "tp_iter_cycles",
+    "tp_iter_latency_cycles",
+    "tp_epilogue_cycles",
+    "tp_block_setup_cycles",
+    "tp_smem_bytes_per_cycle",
+    "tp_fragment_read_weight",
+    "tp_l2_sm_share",
+    "tp_stage_exponent",
+    "tp_prologue_loads",
+    "tp_dram_scale",
+    "tp_time_scale",
 ];
 
 /// An override with an unknown name or an impossible value.
@@ -135,6 +202,21 @@ impl ModelConstants {
             "stage_rank_3" => &mut self.stage_rank_3,
             "stage_rank_4" => &mut self.stage_rank_4,
             "phase2_prefer_larger_group" => &mut self.phase2_prefer_larger_group,
+            "throughput_model" => &mut self.throughput_model,
+            "tp_mma_cycles" => &mut self.tp_mma_cycles,
+            "tp_warp_mma_cycles" => &mut self.tp_warp_mma_cycles,
+            "tp_load_latency_cycles" => &mut self.tp_load_latency_cycles,
+            "tp_iter_cycles" => &mut self.tp_iter_cycles,
+            "tp_iter_latency_cycles" => &mut self.tp_iter_latency_cycles,
+            "tp_epilogue_cycles" => &mut self.tp_epilogue_cycles,
+            "tp_block_setup_cycles" => &mut self.tp_block_setup_cycles,
+            "tp_smem_bytes_per_cycle" => &mut self.tp_smem_bytes_per_cycle,
+            "tp_fragment_read_weight" => &mut self.tp_fragment_read_weight,
+            "tp_l2_sm_share" => &mut self.tp_l2_sm_share,
+            "tp_stage_exponent" => &mut self.tp_stage_exponent,
+            "tp_prologue_loads" => &mut self.tp_prologue_loads,
+            "tp_dram_scale" => &mut self.tp_dram_scale,
+            "tp_time_scale" => &mut self.tp_time_scale,
             _ => return None,
         })
     }
@@ -161,7 +243,10 @@ impl ModelConstants {
                     "must be a finite non-negative number (got {v})"
                 )));
             }
-            if name == "phase2_prefer_larger_group" && v != 0.0 && v != 1.0 {
+            if matches!(name, "phase2_prefer_larger_group" | "throughput_model")
+                && v != 0.0
+                && v != 1.0
+            {
                 return Err(err(format!("must be 0 or 1 (got {v})")));
             }
             if matches!(
@@ -170,6 +255,17 @@ impl ModelConstants {
             ) && v > 1.0
             {
                 return Err(err(format!("must be at most 1 (got {v})")));
+            }
+            if matches!(
+                name,
+                "tp_smem_bytes_per_cycle"
+                    | "tp_l2_sm_share"
+                    | "tp_dram_scale"
+                    | "tp_time_scale"
+                    | "tp_stage_exponent"
+            ) && v == 0.0
+            {
+                return Err(err("must be positive".into()));
             }
             if matches!(name, "transaction_bytes" | "wgmma_speedup") && v < 1.0 {
                 return Err(err(format!("must be at least 1 (got {v})")));

@@ -80,6 +80,11 @@ pub trait KernelFamily: Sync {
     ) -> f64 {
         1.0
     }
+    /// Warp grid (WARPS_M, WARPS_N) of a config: how the block's warps split its tile
+    /// (throughput model's fragment reads). Default: the project kernel's rule.
+    fn warp_grid(&self, c: &Config) -> (u32, u32) {
+        super::family_origami::warp_grid(c)
+    }
     /// Extra family-specific rejection (invalid warp tiling, ...).
     fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
         None

@@ -1,7 +1,8 @@
 //! The Origami analytical GEMM model (seed 000 Algorithms 3-9; tritonBLAS paper section
 //! IV; the Origami C++ source): problem and config types, kernel families and their
 //! feasibility, the empirical constants, the latency model in its `seed` and `origami`
-//! variants, and the two-phase selection.
+//! variants, the SM-throughput model of one launch (occupancy, pipeline, warps), and the
+//! two-phase selection.
 
 pub mod constants;
 pub mod family;
@@ -9,9 +10,11 @@ pub mod family_origami;
 pub mod group;
 pub mod l2;
 pub mod latency;
+pub mod occupancy;
 pub mod problem;
 pub mod select;
 pub mod shapes;
+pub mod throughput;
 
 pub use constants::ModelConstants;
 pub use family::{family, KernelFamily, FAMILY_NAMES};

@@ -20,7 +20,9 @@ use super::group::{choose_group, GroupCost};
 use super::latency::{
     default_group_m, launch_total, predict_with, Breakdown, ModelInputs, TileStatic, Variant,
 };
+use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
+use super::throughput::{self, LaunchStatic, ThroughputBreakdown, ThroughputInputs};
 
 /// One tile of the family with its configs.
 #[derive(Debug, Clone)]
@@ -36,6 +38,8 @@ struct TileEntry {
     stat: TileStatic,
     /// Tensor-core speed of each feasible config (`KernelFamily::compute_scale`).
     scales: Vec<f64>,
+    /// Throughput-model numbers of each feasible config (empty when that model is off).
+    launches: Vec<LaunchStatic>,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -134,6 +138,7 @@ impl<'a> Selector<'a> {
                             },
                         ),
                         scales: Vec::new(),
+                        launches: Vec::new(),
                     });
                     tiles.len() - 1
                 }
@@ -164,7 +169,31 @@ impl<'a> Selector<'a> {
                 gpu: gpu.name.clone(),
             });
         }
-        let per_launch = constants.stage_latency_cycles > 0.0
+        let throughput_on = constants.throughput_model == 1.0;
+        if throughput_on {
+            let lim = sm_limits(gpu);
+            let atom = family.mma_atom(dtype);
+            for e in &mut tiles {
+                e.launches = e
+                    .feasible
+                    .iter()
+                    .zip(&e.scales)
+                    .map(|(c, &scale)| {
+                        let o = blocks_per_sm(&lim, c.smem_bytes, c.registers, c.config.num_warps);
+                        LaunchStatic::new(
+                            &c.config,
+                            family.warp_grid(&c.config),
+                            o,
+                            dtype,
+                            atom,
+                            scale,
+                        )
+                    })
+                    .collect();
+            }
+        }
+        let per_launch = throughput_on
+            || constants.stage_latency_cycles > 0.0
             || tiles.iter().any(|e| e.scales.iter().any(|x| *x != 1.0));
         Ok(Selector {
             per_launch,
@@ -177,6 +206,49 @@ impl<'a> Selector<'a> {
             atom: family.mma_atom(dtype),
             tiles,
         })
+    }
+
+    /// Whether launches are scored with the SM-throughput model.
+    pub fn throughput_model(&self) -> bool {
+        self.constants.throughput_model == 1.0
+    }
+
+    fn throughput_inputs(&self) -> ThroughputInputs<'_> {
+        ThroughputInputs {
+            gpu: &self.gpu,
+            params: &self.params,
+            constants: &self.constants,
+        }
+    }
+
+    /// The throughput model's breakdown of one feasible config at `config.group_m`;
+    /// `None` when that model is off or the config is not a feasible one.
+    pub fn throughput_breakdown(
+        &self,
+        p: &Problem,
+        config: &Config,
+    ) -> Option<ThroughputBreakdown> {
+        if !self.throughput_model() {
+            return None;
+        }
+        let (e, j) = self.find(config)?;
+        Some(throughput::predict(
+            p,
+            &e.launches[j],
+            config.group_m,
+            &self.throughput_inputs(),
+        ))
+    }
+
+    fn find(&self, config: &Config) -> Option<(&TileEntry, usize)> {
+        let e = self
+            .tiles
+            .iter()
+            .find(|e| e.tile == (config.block_m, config.block_n, config.block_k))?;
+        let j = e.feasible.iter().position(|c| {
+            (c.config.num_warps, c.config.num_stages) == (config.num_warps, config.num_stages)
+        })?;
+        Some((e, j))
     }
 
     fn inputs(&self) -> ModelInputs<'_> {
@@ -220,6 +292,8 @@ impl<'a> Selector<'a> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
+        let tin = self.throughput_inputs();
+        let throughput_on = self.throughput_model();
         // Phase 1: score every feasible config (one tile prediction, then each launch).
         let mut scores = Vec::with_capacity(if self.per_launch {
             self.feasible_count()
@@ -242,7 +316,11 @@ impl<'a> Selector<'a> {
                 continue;
             }
             for (j, c) in e.feasible.iter().enumerate() {
-                let cycles = launch_total(&b, c.config.num_stages, e.scales[j], &self.constants);
+                let cycles = if throughput_on {
+                    throughput::predict(p, &e.launches[j], g1, &tin).total
+                } else {
+                    launch_total(&b, c.config.num_stages, e.scales[j], &self.constants)
+                };
                 scores.push(Score {
                     tile: i,
                     cfg: j,
@@ -322,13 +400,13 @@ impl<'a> Selector<'a> {
     /// Predicted cycles of one config (its tile at `config.group_m`, adjusted for its
     /// launch); `None` when the config is not a feasible config of this selector.
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
-        let e = self
-            .tiles
-            .iter()
-            .find(|e| e.tile == (config.block_m, config.block_n, config.block_k))?;
-        let j = e.feasible.iter().position(|c| {
-            (c.config.num_warps, c.config.num_stages) == (config.num_warps, config.num_stages)
-        })?;
+        let (e, j) = self.find(config)?;
+        if self.throughput_model() {
+            return Some(
+                throughput::predict(p, &e.launches[j], config.group_m, &self.throughput_inputs())
+                    .total,
+            );
+        }
         let b = predict_with(&e.stat, p, config.group_m, &self.inputs());
         Some(launch_total(
             &b,

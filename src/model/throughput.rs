@@ -1,0 +1,347 @@
+//! SM-throughput model of one launch (this project, issue 4). The Origami latency model
+//! (`latency.rs`) sees a tile and one block per SM; it cannot tell launches of one tile
+//! apart, and it misses how many blocks share an SM. This model prices one launch:
+//!
+//! - blocks resident per SM `o` from the occupancy rules (`occupancy.rs`);
+//! - per K iteration a block asks its SM for tensor-core time (MMA atoms x
+//!   `tp_mma_cycles`, scaled by the config's tensor-core path, plus `tp_iter_cycles`),
+//!   shared-memory time (the copies' writes plus the warps' fragment reads
+//!   (BM x WARPS_N + BN x WARPS_M) x BK elements, weighted by `tp_fragment_read_weight`,
+//!   over `tp_smem_bytes_per_cycle`) and L2 time (its tiles' bytes over the SM's share of
+//!   l2_perf_ratio); `c` resident blocks ask for `c` times that;
+//! - a block cannot iterate faster than one warp's MMA chain (MMAs per warp x
+//!   `tp_warp_mma_cycles` + `tp_iter_latency_cycles`) nor than its pipeline delivers:
+//!   (load round trip + its L2 time) / (S - 1)^`tp_stage_exponent` (Little's law with
+//!   S - 1 stages in flight);
+//! - an iteration of `c` blocks costs the largest of those; a block costs K iterations,
+//!   the pipeline fill, the epilogue and its setup;
+//! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest);
+//! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
+//!   each round of resident blocks re-reads its group's A rows and B columns.
+//!
+//! Its constants live in `ModelConstants` (`tp_*`); values fitted to a measured sweep go
+//! into a calibration file (`origami-bench refit`), never into code.
+
+use serde::Serialize;
+
+use crate::dtype::Dtype;
+use crate::hw::{GpuDesc, ModelParams};
+
+use super::constants::ModelConstants;
+use super::family::MmaAtom;
+use super::latency::{ceil_div, output_bytes_per_element};
+use super::problem::{Config, Problem};
+
+/// The problem-independent numbers of one launch (a selector computes them once).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LaunchStatic {
+    pub bm: u64,
+    pub bn: u64,
+    pub bk: u64,
+    pub warps: u32,
+    pub stages: u32,
+    /// Blocks resident per SM (at least 1).
+    pub blocks_per_sm: u32,
+    /// MMA atoms per block and K iteration.
+    pub mma_per_iter: f64,
+    /// Tensor-core time multiplier of the config's path (1 / wgmma_speedup on wgmma).
+    pub compute_scale: f64,
+    /// Bytes a block copies from global memory per K iteration.
+    pub load_bytes: f64,
+    /// Bytes the warps read from shared memory as fragments per K iteration.
+    pub fragment_bytes: f64,
+}
+
+impl LaunchStatic {
+    pub fn new(
+        c: &Config,
+        warp_grid: (u32, u32),
+        blocks_per_sm: u32,
+        dtype: Dtype,
+        atom: MmaAtom,
+        compute_scale: f64,
+    ) -> LaunchStatic {
+        let (bm, bn, bk) = (
+            u64::from(c.block_m),
+            u64::from(c.block_n),
+            u64::from(c.block_k),
+        );
+        let b = dtype.bytes();
+        let (wm, wn) = (u64::from(warp_grid.0), u64::from(warp_grid.1));
+        LaunchStatic {
+            bm,
+            bn,
+            bk,
+            warps: c.num_warps,
+            stages: c.num_stages,
+            blocks_per_sm: blocks_per_sm.max(1),
+            mma_per_iter: (ceil_div(bm, u64::from(atom.m))
+                * ceil_div(bn, u64::from(atom.n))
+                * ceil_div(bk, u64::from(atom.k))) as f64,
+            compute_scale,
+            load_bytes: ((bm + bn) * bk) as f64 * b,
+            fragment_bytes: ((bm * wn + bn * wm) * bk) as f64 * b,
+        }
+    }
+}
+
+/// Every intermediate number of one prediction (cycles unless named otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ThroughputBreakdown {
+    pub tiles: u64,
+    pub blocks_per_sm: u32,
+    /// Blocks the busiest SM runs.
+    pub blocks_on_busiest_sm: u64,
+    pub k_iters: u64,
+    /// One K iteration of `blocks_per_sm` blocks, by resource.
+    pub iter_tensor: f64,
+    pub iter_smem: f64,
+    pub iter_l2: f64,
+    pub iter_warp: f64,
+    pub iter_pipeline: f64,
+    /// Which of those bounds the iteration.
+    pub iter_bound: &'static str,
+    pub sm_cycles: f64,
+    pub dram_bytes: f64,
+    pub dram_cycles: f64,
+    pub total: f64,
+}
+
+/// The model's hardware inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct ThroughputInputs<'a> {
+    pub gpu: &'a GpuDesc,
+    pub params: &'a ModelParams,
+    pub constants: &'a ModelConstants,
+}
+
+struct Rates {
+    mma: f64,
+    warp_mma: f64,
+    load_latency: f64,
+    l2_per_sm: f64,
+}
+
+fn rates(hw: &ThroughputInputs<'_>) -> Rates {
+    let k = hw.constants;
+    let p = hw.params;
+    let or = |v: f64, d: f64| if v > 0.0 { v } else { d };
+    Rates {
+        mma: or(
+            k.tp_mma_cycles,
+            p.mma_latency / f64::from(hw.gpu.tensor_cores_per_sm.max(1)),
+        ),
+        warp_mma: or(k.tp_warp_mma_cycles, p.mma_latency),
+        load_latency: or(k.tp_load_latency_cycles, p.hbm_latency_penalty),
+        l2_per_sm: p.l2_perf_ratio / f64::from(hw.gpu.sm_count.max(1)) * k.tp_l2_sm_share,
+    }
+}
+
+/// Predict one launch at GROUP_SIZE_M `group_m`.
+pub fn predict(
+    p: &Problem,
+    l: &LaunchStatic,
+    group_m: u32,
+    hw: &ThroughputInputs<'_>,
+) -> ThroughputBreakdown {
+    let k = hw.constants;
+    let r = rates(hw);
+    let sms = u64::from(hw.gpu.sm_count.max(1));
+    let grid_m = ceil_div(p.m, l.bm);
+    let grid_n = ceil_div(p.n, l.bn);
+    let tiles = grid_m * grid_n;
+    let k_iters = ceil_div(p.k, l.bk);
+    let o = u64::from(l.blocks_per_sm);
+    let busiest = tiles.div_ceil(sms);
+
+    // One K iteration of `c` resident blocks: (cycles, per-resource terms).
+    let iteration = |c: f64| -> [f64; 5] {
+        let tensor = c * (l.mma_per_iter * r.mma * l.compute_scale + k.tp_iter_cycles);
+        let smem = c * (k.tp_fragment_read_weight * l.fragment_bytes + l.load_bytes)
+            / k.tp_smem_bytes_per_cycle;
+        let l2_one = l.load_bytes / r.l2_per_sm;
+        let l2 = c * l2_one;
+        let warp = l.mma_per_iter / f64::from(l.warps.max(1)) * r.warp_mma * l.compute_scale
+            + k.tp_iter_latency_cycles;
+        let in_flight = f64::from(l.stages.max(2) - 1).powf(k.tp_stage_exponent);
+        let pipeline = (r.load_latency + l2_one) / in_flight;
+        [tensor, smem, l2, warp, pipeline]
+    };
+    let block_rounds = |c: f64| -> f64 {
+        let it = iteration(c).into_iter().fold(0.0, f64::max);
+        k_iters as f64 * it
+            + k.tp_prologue_loads * r.load_latency
+            + c * k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0
+            + k.tp_block_setup_cycles
+    };
+    let full_rounds = busiest / o;
+    let rest = busiest % o;
+    let mut sm_cycles = full_rounds as f64 * block_rounds(o as f64);
+    if rest > 0 {
+        sm_cycles += block_rounds(rest as f64);
+    }
+
+    // DRAM: compulsory traffic, or per round of resident blocks the A rows and B columns
+    // of its group when A and B do not fit in L2.
+    let eb = p.dtype.bytes();
+    let (a_bytes, b_bytes) = (p.m as f64 * p.k as f64 * eb, p.n as f64 * p.k as f64 * eb);
+    let resident = tiles.min(sms * o).max(1);
+    let gm = u64::from(group_m.max(1)).min(grid_m).min(resident);
+    let gn = grid_n.min(resident.div_ceil(gm));
+    let rounds = tiles.div_ceil(resident);
+    let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * eb;
+    let ab = a_bytes + b_bytes;
+    let input_bytes = if ab < hw.gpu.l2_bytes as f64 {
+        ab
+    } else {
+        ab.max(rounds as f64 * per_round)
+    };
+    let dram_bytes = input_bytes + (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
+    let active = tiles.min(sms) as f64;
+    let dram_bw = hw.params.dram_perf_ratio * (hw.params.dram_bw_coeff * active).min(1.0);
+    let dram_cycles = k.tp_dram_scale * dram_bytes / dram_bw;
+
+    let terms = iteration(o.min(busiest).max(1) as f64);
+    const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
+    let bound = (0..5)
+        .max_by(|a, b| terms[*a].total_cmp(&terms[*b]))
+        .map(|i| NAMES[i])
+        .unwrap_or("tensor");
+    ThroughputBreakdown {
+        tiles,
+        blocks_per_sm: l.blocks_per_sm,
+        blocks_on_busiest_sm: busiest,
+        k_iters,
+        iter_tensor: terms[0],
+        iter_smem: terms[1],
+        iter_l2: terms[2],
+        iter_warp: terms[3],
+        iter_pipeline: terms[4],
+        iter_bound: if dram_cycles > sm_cycles {
+            "dram"
+        } else {
+            bound
+        },
+        sm_cycles,
+        dram_bytes,
+        dram_cycles,
+        total: k.tp_time_scale * sm_cycles.max(dram_cycles),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+    use crate::model::family::mma_sync_atom;
+
+    fn cfg(bm: u32, bn: u32, bk: u32, w: u32, s: u32) -> Config {
+        Config {
+            block_m: bm,
+            block_n: bn,
+            block_k: bk,
+            group_m: 1,
+            num_warps: w,
+            num_stages: s,
+        }
+    }
+
+    fn launch(c: &Config, o: u32) -> LaunchStatic {
+        LaunchStatic::new(c, (2, 2), o, Dtype::Fp16, mma_sync_atom(Dtype::Fp16), 1.0)
+    }
+
+    #[test]
+    fn launch_static_counts() {
+        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        assert_eq!(l.mma_per_iter, 512.0); // 8 x 16 x 4 m16n8k16
+        assert_eq!(l.load_bytes, 32_768.0);
+        // Each of the 2 x 2 warps reads a 64 x 64 A and B fragment of BK = 64.
+        assert_eq!(l.fragment_bytes, 4.0 * (64.0 + 64.0) * 64.0 * 2.0);
+    }
+
+    #[test]
+    fn hand_computed_prediction() {
+        // One tile (128 x 128, K = 128, two iterations) on an H200 with the derived rates.
+        let doc = preset("h200").unwrap();
+        let mut k = ModelConstants {
+            throughput_model: 1.0,
+            ..ModelConstants::default()
+        };
+        k.tp_mma_cycles = 2.0;
+        k.tp_warp_mma_cycles = 10.0;
+        k.tp_load_latency_cycles = 800.0;
+        let hw = ThroughputInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &k,
+        };
+        let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
+        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        let b = predict(&p, &l, 1, &hw);
+        assert_eq!((b.tiles, b.blocks_on_busiest_sm, b.k_iters), (1, 1, 2));
+        // Terms for one block: tensor 512 x 2; smem (65536 + 32768) / 128; warp 128 x 10;
+        // pipeline (800 + 32768 / l2_per_sm) / 2.
+        assert_eq!(b.iter_tensor, 1024.0);
+        assert_eq!(b.iter_smem, 768.0);
+        assert_eq!(b.iter_warp, 1280.0);
+        let l2 = 32_768.0 / (doc.params.l2_perf_ratio / 132.0);
+        assert!((b.iter_l2 - l2).abs() < 1e-9);
+        assert!((b.iter_pipeline - (800.0 + l2) / 2.0).abs() < 1e-9);
+        assert_eq!(b.iter_bound, "warp");
+        // Two iterations of 1280 plus the fill of one round trip.
+        assert!((b.sm_cycles - (2.0 * 1280.0 + 800.0)).abs() < 1e-9);
+        assert!(b.total >= b.sm_cycles);
+    }
+
+    #[test]
+    fn more_stages_or_blocks_never_slow_a_launch_down() {
+        let doc = preset("h200").unwrap();
+        let k = ModelConstants {
+            throughput_model: 1.0,
+            tp_iter_latency_cycles: 300.0,
+            ..ModelConstants::default()
+        };
+        let hw = ThroughputInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &k,
+        };
+        for (m, n, kk) in [(1, 4096, 4096), (4096, 4096, 4096), (333, 57344, 8192)] {
+            let p = Problem::new(m, n, kk, Dtype::Fp16).unwrap();
+            for (bm, bn, bk) in [(64, 64, 32), (128, 256, 64), (32, 128, 128)] {
+                let t =
+                    |s: u32, o: u32| predict(&p, &launch(&cfg(bm, bn, bk, 4, s), o), 8, &hw).total;
+                assert!(
+                    t(3, 1) <= t(2, 1) && t(4, 1) <= t(3, 1),
+                    "{m}x{n}x{kk} {bm}x{bn}x{bk}"
+                );
+                // A second resident block never costs more than running the two in turn.
+                assert!(
+                    t(3, 2) <= t(3, 1) * 1.000_001,
+                    "{m}x{n}x{kk} {bm}x{bn}x{bk}"
+                );
+                assert!(t(3, 1).is_finite() && t(3, 1) > 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn dram_bound_for_a_skinny_problem_when_bandwidth_is_scarce() {
+        let doc = preset("h200").unwrap();
+        let k = ModelConstants {
+            throughput_model: 1.0,
+            tp_dram_scale: 50.0,
+            ..ModelConstants::default()
+        };
+        let hw = ThroughputInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &k,
+        };
+        let p = Problem::new(1, 8192, 8192, Dtype::Fp16).unwrap();
+        let b = predict(&p, &launch(&cfg(32, 64, 64, 4, 3), 4), 1, &hw);
+        assert_eq!(b.iter_bound, "dram");
+        // B alone (128 MiB) is larger than L2: at least the compulsory bytes move.
+        assert!(b.dram_bytes >= (8192.0 * 8192.0 + 8192.0 + 8192.0) * 2.0);
+    }
+}
