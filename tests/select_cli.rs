@@ -121,6 +121,36 @@ fn explain_shows_tiers_and_algorithms() {
 }
 
 #[test]
+fn committed_throughput_fit_loads_and_scores_every_launch() {
+    // The fitted files turn the throughput model on; the explain walk-through names it, and
+    // the pick is a config of the family that does not spill.
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (file, family) in [
+        ("h200-origami.json", "origami"),
+        ("h200-triton-throughput.json", "triton"),
+    ] {
+        let f = format!("{root}/calibrations/fitted/{file}");
+        let txt = cmd()
+            .args([
+                "4096",
+                "4096",
+                "4096",
+                "--gpu",
+                "h200",
+                "--family",
+                family,
+                "--explain",
+            ])
+            .env("TRITONBLAS_HW_PARAMS", &f)
+            .output()
+            .unwrap();
+        let t = String::from_utf8_lossy(&txt.stdout);
+        assert!(t.contains("[Throughput model]"), "{file}: {t}");
+        assert!(t.contains("blocks resident per SM"), "{file}: {t}");
+    }
+}
+
+#[test]
 fn batch_mode_one_row_per_shape() {
     let f = tmpfile(
         "shapes.csv",

@@ -81,8 +81,10 @@ pub trait KernelFamily: Sync {
         1.0
     }
     /// Warp grid (WARPS_M, WARPS_N) of a config: how the block's warps split its tile
-    /// (throughput model's fragment reads). Default: the project kernel's rule.
-    fn warp_grid(&self, c: &Config) -> (u32, u32) {
+    /// (throughput model's fragment reads: each of the WARPS_M x WARPS_N readers reads its
+    /// BM / WARPS_M rows of A and BN / WARPS_N columns of B). Default: the project kernel's
+    /// rule.
+    fn warp_grid(&self, c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> (u32, u32) {
         super::family_origami::warp_grid(c)
     }
     /// Extra family-specific rejection (invalid warp tiling, ...).
@@ -242,16 +244,27 @@ impl KernelFamily for TritonFamily {
     /// below (results/h200/triton/analysis.md, table C): those configs run
     /// `wgmma_speedup` times faster (a calibration constant; 1 = not modelled).
     fn compute_scale(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc, k: &ModelConstants) -> f64 {
-        let wgmma = gpu.compute_capability[0] == 9
-            && c.block_m >= 64
-            && c.num_warps % 4 == 0
-            && dtype.bits() <= 16;
-        if wgmma {
+        if triton_uses_wgmma(c, dtype, gpu) {
             1.0 / k.wgmma_speedup
         } else {
             1.0
         }
     }
+    /// On the wgmma path the readers are the warpgroups, stacked along M, each reading its
+    /// A rows and all of B from shared memory; on mma.sync, the project kernel's grid.
+    fn warp_grid(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> (u32, u32) {
+        if triton_uses_wgmma(c, dtype, gpu) {
+            (c.num_warps / 4, 1)
+        } else {
+            super::family_origami::warp_grid(c)
+        }
+    }
+}
+
+/// Whether Triton runs a config on Hopper's wgmma (BLOCK_M >= 64, whole warpgroups, 16-bit
+/// or narrower inputs).
+fn triton_uses_wgmma(c: &Config, dtype: Dtype, gpu: &GpuDesc) -> bool {
+    gpu.compute_capability[0] == 9 && c.block_m >= 64 && c.num_warps % 4 == 0 && dtype.bits() <= 16
 }
 
 /// Family by name.

@@ -182,7 +182,7 @@ impl<'a> Selector<'a> {
                         let o = blocks_per_sm(&lim, c.smem_bytes, c.registers, c.config.num_warps);
                         LaunchStatic::new(
                             &c.config,
-                            family.warp_grid(&c.config),
+                            family.warp_grid(&c.config, dtype, gpu),
                             o,
                             dtype,
                             atom,

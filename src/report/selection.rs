@@ -261,7 +261,14 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
     let _ = writeln!(
         o,
         "  winner: ({}, {}, {}) with predicted latency {:.0} cycles",
-        pick.block_m, pick.block_n, pick.block_k, b.l_total
+        pick.block_m,
+        pick.block_n,
+        pick.block_k,
+        if s.throughput_model() {
+            sel.pick.latency_cycles
+        } else {
+            b.l_total
+        }
     );
     let _ = writeln!(o, "\n[Algorithm 3] Compute latency");
     let _ = writeln!(
@@ -354,7 +361,38 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
         "\n[Algorithm 9] L_total = {:.0} x {} waves = {:.0} cycles",
         b.l_tile, b.num_waves, b.l_total
     );
-    if sel.pick.latency_cycles != b.l_total {
+    if let Some(t) = s.throughput_breakdown(
+        p,
+        &Config {
+            group_m: default_group_m(g.sm_count),
+            ..*pick
+        },
+    ) {
+        let _ = writeln!(
+            o,
+            "\n[Throughput model] (throughput_model = 1: this scored every launch; the latency model above is shown for reference)"
+        );
+        let _ = writeln!(
+            o,
+            "  launch w{} s{}: {} blocks resident per SM, {} tiles, {} on the busiest SM, {} K iterations",
+            pick.num_warps,
+            pick.num_stages,
+            t.blocks_per_sm,
+            t.tiles,
+            t.blocks_on_busiest_sm,
+            t.k_iters
+        );
+        let _ = writeln!(
+            o,
+            "  one iteration of the resident blocks: tensor {:.0}, smem {:.0}, L2 {:.0}, warp chain {:.0}, pipeline {:.0} cycles; bound: {}",
+            t.iter_tensor, t.iter_smem, t.iter_l2, t.iter_warp, t.iter_pipeline, t.iter_bound
+        );
+        let _ = writeln!(
+            o,
+            "  SM {:.0} cycles, DRAM {:.0} bytes = {:.0} cycles; x tp_time_scale {} = {:.0} cycles",
+            t.sm_cycles, t.dram_bytes, t.dram_cycles, k.tp_time_scale, t.total
+        );
+    } else if sel.pick.latency_cycles != b.l_total {
         let _ = writeln!(
             o,
             "  launch w{} s{} (pipeline depth, tensor-core path): {:.0} cycles",
