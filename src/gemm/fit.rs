@@ -36,7 +36,7 @@ pub const FIT_CONSTANTS: [&str; 12] = [
 ];
 /// The knobs of the throughput model (`model::throughput`), moved instead of the latency
 /// model's when the starting constants set `throughput_model` to 1.
-pub const FIT_THROUGHPUT_CONSTANTS: [&str; 13] = [
+pub const FIT_THROUGHPUT_CONSTANTS: [&str; 15] = [
     "tp_mma_cycles",
     "tp_warp_mma_cycles",
     "tp_load_latency_cycles",
@@ -49,6 +49,8 @@ pub const FIT_THROUGHPUT_CONSTANTS: [&str; 13] = [
     "tp_stage_exponent",
     "tp_prologue_loads",
     "tp_dram_scale",
+    "tp_smooth_exponent",
+    "tp_wgmma_min_n",
     "wgmma_speedup",
 ];
 /// Parameters the fit moves.

@@ -88,6 +88,12 @@ pub struct ModelConstants {
     pub tp_prologue_loads: f64,
     /// Throughput model: multiplier of the DRAM time (1 = the measured bandwidth).
     pub tp_dram_scale: f64,
+    /// Throughput model: configs on wgmma cost at least this BLOCK_N per instruction
+    /// (0 = their own).
+    pub tp_wgmma_min_n: f64,
+    /// Throughput model: 0 takes the largest bound (per iteration, and SM against DRAM);
+    /// p > 0 their p-norm.
+    pub tp_smooth_exponent: f64,
     /// Throughput model: multiplier of the whole prediction (absolute calibration; no
     /// effect on the ranking).
     pub tp_time_scale: f64,
@@ -129,13 +135,15 @@ impl Default for ModelConstants {
             tp_stage_exponent: 1.0,
             tp_prologue_loads: 1.0,
             tp_dram_scale: 1.0,
+            tp_wgmma_min_n: 0.0,
+            tp_smooth_exponent: 0.0,
             tp_time_scale: 1.0,
         }
     }
 }
 
 /// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 34] = [
+pub const CONSTANT_NAMES: [&str; 36] = [
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
@@ -169,6 +177,8 @@ pub const CONSTANT_NAMES: [&str; 34] = [
     "tp_stage_exponent",
     "tp_prologue_loads",
     "tp_dram_scale",
+    "tp_wgmma_min_n",
+    "tp_smooth_exponent",
     "tp_time_scale",
 ];
 
@@ -216,6 +226,8 @@ impl ModelConstants {
             "tp_stage_exponent" => &mut self.tp_stage_exponent,
             "tp_prologue_loads" => &mut self.tp_prologue_loads,
             "tp_dram_scale" => &mut self.tp_dram_scale,
+            "tp_wgmma_min_n" => &mut self.tp_wgmma_min_n,
+            "tp_smooth_exponent" => &mut self.tp_smooth_exponent,
             "tp_time_scale" => &mut self.tp_time_scale,
             _ => return None,
         })

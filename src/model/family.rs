@@ -64,6 +64,11 @@ pub trait KernelFamily: Sync {
     fn launches(&self) -> Vec<(u32, u32)>;
     /// Shared memory a config needs, bytes.
     fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64;
+    /// Shared memory the compiler gave a config on this GPU, when a table knows it (it then
+    /// replaces `smem_bytes`).
+    fn compiled_smem_bytes(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<u64> {
+        None
+    }
     /// Registers per thread (estimate or compiler table); `None` when not modeled.
     fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32>;
     /// Preference among configs of one tile (lower is preferred): which launch of a tile
@@ -105,7 +110,9 @@ pub trait KernelFamily: Sync {
                     num_warps: w,
                     num_stages: s,
                 };
-                let smem = self.smem_bytes(&config, dtype);
+                let smem = self
+                    .compiled_smem_bytes(&config, dtype, gpu)
+                    .unwrap_or_else(|| self.smem_bytes(&config, dtype));
                 let registers = self.registers(&config, dtype, gpu);
                 let rejected = if smem > gpu.smem_per_block_optin_bytes {
                     Some(format!(
@@ -229,13 +236,31 @@ impl KernelFamily for TritonFamily {
     fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64 {
         (f64::from(c.num_stages) * operand_bytes(c, dtype)).ceil() as u64
     }
-    /// fp32 accumulators BM BN / threads, plus the operand fragments of one BK slice held
-    /// in 32-bit registers ((BM + BN) BK bytes / 4 / threads), plus overhead.
-    fn registers(&self, c: &Config, dtype: Dtype, _gpu: &GpuDesc) -> Option<u32> {
+    fn compiled_smem_bytes(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u64> {
+        triton_compiled(c, dtype, gpu).map(|t| t.smem_bytes)
+    }
+    /// Triton's compiler on Hopper (`triton_table.rs`); elsewhere an estimate: fp32
+    /// accumulators BM BN / threads, plus the operand fragments of one BK slice held in
+    /// 32-bit registers ((BM + BN) BK bytes / 4 / threads), plus overhead.
+    fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32> {
+        if let Some(t) = triton_compiled(c, dtype, gpu) {
+            return Some(t.registers);
+        }
         let threads = 32 * c.num_warps;
         let acc = (c.block_m * c.block_n).div_ceil(threads);
         let frag = (operand_bytes(c, dtype) / 4.0 / f64::from(threads)).ceil() as u32;
         Some(acc + frag + TritonRegisterModel::OVERHEAD)
+    }
+    /// A config that spills in Triton's compiled kernel is never picked.
+    fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
+        triton_compiled(c, dtype, gpu)
+            .filter(|t| t.spill_bytes > 0)
+            .map(|t| {
+                format!(
+                    "spills: {} B of spill traffic at {} registers (Triton 3.6, sm_90a)",
+                    t.spill_bytes, t.registers
+                )
+            })
     }
     fn launch_preference(&self, c: &Config, k: &ModelConstants) -> f64 {
         default_launch_preference(c, k)
@@ -250,21 +275,57 @@ impl KernelFamily for TritonFamily {
             1.0
         }
     }
-    /// On the wgmma path the readers are the warpgroups, stacked along M, each reading its
-    /// A rows and all of B from shared memory; on mma.sync, the project kernel's grid.
+    /// Who reads the operands from shared memory: on wgmma the warpgroups, stacked along M
+    /// while BM has 64 rows for each, the rest along N; on mma.sync the warps, in Triton's
+    /// split (`triton_mma_warps`).
     fn warp_grid(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> (u32, u32) {
         if triton_uses_wgmma(c, dtype, gpu) {
-            (c.num_warps / 4, 1)
+            let groups = (c.num_warps / 4).max(1);
+            let along_m = groups.min((c.block_m / 64).max(1));
+            (along_m, groups / along_m)
         } else {
-            super::family_origami::warp_grid(c)
+            triton_mma_warps(c)
         }
     }
 }
 
-/// Whether Triton runs a config on Hopper's wgmma (BLOCK_M >= 64, whole warpgroups, 16-bit
-/// or narrower inputs).
+/// Triton's compiled numbers for a config on this GPU, if its table covers them.
+fn triton_compiled(
+    c: &Config,
+    dtype: Dtype,
+    gpu: &GpuDesc,
+) -> Option<super::triton_table::TritonCompiled> {
+    super::triton_table::compiled(c, dtype, gpu)
+}
+
+/// Whether Triton runs a config on Hopper's wgmma: its compiled kernel when the table
+/// knows it, else the rule BLOCK_M >= 64 with whole warpgroups and 16-bit or narrower
+/// inputs on compute capability 9.
 fn triton_uses_wgmma(c: &Config, dtype: Dtype, gpu: &GpuDesc) -> bool {
+    if let Some(t) = triton_compiled(c, dtype, gpu) {
+        return t.wgmma;
+    }
     gpu.compute_capability[0] == 9 && c.block_m >= 64 && c.num_warps % 4 == 0 && dtype.bits() <= 16
+}
+
+/// How Triton splits a block's warps over its tile for mma.sync (the behaviour of its
+/// tensor-core layout choice as observed, not its code): warps double along M while
+/// M per warp (in 16-row units) is at least N per warp (in 16-column units) and M has room,
+/// otherwise along N; a split past the tile's own size replicates warps.
+pub fn triton_mma_warps(c: &Config) -> (u32, u32) {
+    let (mut wm, mut wn) = (1u32, 1u32);
+    while wm * wn < c.num_warps {
+        let m_units = c.block_m / 16 / wm;
+        let n_units = c.block_n / 16 / wn;
+        if m_units >= n_units && m_units > 1 {
+            wm *= 2;
+        } else if n_units > 1 {
+            wn *= 2;
+        } else {
+            wm *= 2;
+        }
+    }
+    (wm, wn)
 }
 
 /// Family by name.
@@ -378,5 +439,77 @@ mod tests {
         assert_eq!(mma_sync_atom(Dtype::Fp16), MmaAtom { m: 16, n: 8, k: 16 });
         assert_eq!(mma_sync_atom(Dtype::Fp8E4m3).k, 32);
         assert_eq!(mma_sync_atom(Dtype::Fp32).k, 8);
+    }
+    fn cfg(bm: u32, bn: u32, bk: u32, w: u32, s: u32) -> Config {
+        Config {
+            block_m: bm,
+            block_n: bn,
+            block_k: bk,
+            group_m: 1,
+            num_warps: w,
+            num_stages: s,
+        }
+    }
+
+    #[test]
+    fn triton_uses_its_compiled_table_on_hopper_only() {
+        let h = preset("h200").unwrap().gpu;
+        let a = preset("a100").unwrap().gpu;
+        let c = cfg(128, 128, 64, 4, 3);
+        // Compiled: 198 registers, 96 KiB; estimated elsewhere.
+        assert_eq!(TritonFamily.registers(&c, Dtype::Fp16, &h), Some(198));
+        assert_eq!(
+            TritonFamily.compiled_smem_bytes(&c, Dtype::Fp16, &h),
+            Some(98_304)
+        );
+        assert_eq!(TritonFamily.compiled_smem_bytes(&c, Dtype::Fp16, &a), None);
+        assert_ne!(TritonFamily.registers(&c, Dtype::Fp16, &a), Some(198));
+        // A config whose compiled kernel spills is rejected with the reason.
+        let spill = cfg(16, 16, 512, 4, 4);
+        let why = TritonFamily
+            .invalid_reason(&spill, Dtype::Fp16, &h)
+            .unwrap();
+        assert!(why.contains("spills"), "{why}");
+        let cand = TritonFamily
+            .candidates(Dtype::Fp16, &h)
+            .into_iter()
+            .find(|x| x.config == spill)
+            .unwrap();
+        assert!(!cand.feasible());
+    }
+
+    #[test]
+    fn triton_operand_readers() {
+        let h = preset("h200").unwrap().gpu;
+        // wgmma: warpgroups along M while BM has 64 rows for each, then along N.
+        assert!(
+            TritonFamily.compute_scale(
+                &cfg(128, 128, 64, 8, 3),
+                Dtype::Fp16,
+                &h,
+                &ModelConstants {
+                    wgmma_speedup: 2.0,
+                    ..ModelConstants::default()
+                }
+            ) < 1.0
+        );
+        assert_eq!(
+            TritonFamily.warp_grid(&cfg(128, 128, 64, 8, 3), Dtype::Fp16, &h),
+            (2, 1)
+        );
+        assert_eq!(
+            TritonFamily.warp_grid(&cfg(64, 128, 64, 8, 3), Dtype::Fp16, &h),
+            (1, 2)
+        );
+        assert_eq!(
+            TritonFamily.warp_grid(&cfg(128, 128, 64, 4, 3), Dtype::Fp16, &h),
+            (1, 1)
+        );
+        // mma.sync: warps double along the longer side (in 16-element units).
+        assert_eq!(triton_mma_warps(&cfg(32, 64, 32, 4, 2)), (2, 2));
+        assert_eq!(triton_mma_warps(&cfg(16, 128, 32, 4, 2)), (1, 4));
+        assert_eq!(triton_mma_warps(&cfg(64, 16, 32, 8, 2)), (8, 1));
+        // Past the tile's size, warps replicate along M.
+        assert_eq!(triton_mma_warps(&cfg(16, 16, 32, 4, 2)), (4, 1));
     }
 }

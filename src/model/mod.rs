@@ -15,6 +15,7 @@ pub mod problem;
 pub mod select;
 pub mod shapes;
 pub mod throughput;
+pub mod triton_table;
 
 pub use constants::ModelConstants;
 pub use family::{family, KernelFamily, FAMILY_NAMES};

@@ -187,6 +187,11 @@ impl<'a> Selector<'a> {
                             dtype,
                             atom,
                             scale,
+                            if scale != 1.0 {
+                                constants.tp_wgmma_min_n
+                            } else {
+                                0.0
+                            },
                         )
                     })
                     .collect();

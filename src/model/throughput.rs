@@ -53,6 +53,9 @@ pub struct LaunchStatic {
 }
 
 impl LaunchStatic {
+    /// `min_mma_n`: the narrowest N a tensor-core instruction of this config costs (0: the
+    /// atom's; `tp_wgmma_min_n` for configs on wgmma, whose m64nNk16 instructions do not
+    /// get cheaper below some N).
     pub fn new(
         c: &Config,
         warp_grid: (u32, u32),
@@ -60,6 +63,7 @@ impl LaunchStatic {
         dtype: Dtype,
         atom: MmaAtom,
         compute_scale: f64,
+        min_mma_n: f64,
     ) -> LaunchStatic {
         let (bm, bn, bk) = (
             u64::from(c.block_m),
@@ -76,7 +80,7 @@ impl LaunchStatic {
             stages: c.num_stages,
             blocks_per_sm: blocks_per_sm.max(1),
             mma_per_iter: (ceil_div(bm, u64::from(atom.m))
-                * ceil_div(bn, u64::from(atom.n))
+                * ceil_div(bn.max(min_mma_n as u64), u64::from(atom.n))
                 * ceil_div(bk, u64::from(atom.k))) as f64,
             compute_scale,
             load_bytes: ((bm + bn) * bk) as f64 * b,
@@ -137,6 +141,23 @@ fn rates(hw: &ThroughputInputs<'_>) -> Rates {
     }
 }
 
+/// The largest of `terms` when `p` is 0; else their p-norm (the bounds overlap imperfectly:
+/// a resource near its limit still slows the others a little).
+fn combine(terms: &[f64], p: f64) -> f64 {
+    if p <= 0.0 {
+        return terms.iter().cloned().fold(0.0, f64::max);
+    }
+    let m = terms.iter().cloned().fold(0.0, f64::max);
+    if m <= 0.0 {
+        return 0.0;
+    }
+    m * terms
+        .iter()
+        .map(|t| (t / m).powf(p))
+        .sum::<f64>()
+        .powf(1.0 / p)
+}
+
 /// Predict one launch at GROUP_SIZE_M `group_m`.
 pub fn predict(
     p: &Problem,
@@ -168,7 +189,7 @@ pub fn predict(
         [tensor, smem, l2, warp, pipeline]
     };
     let block_rounds = |c: f64| -> f64 {
-        let it = iteration(c).into_iter().fold(0.0, f64::max);
+        let it = combine(&iteration(c), k.tp_smooth_exponent);
         k_iters as f64 * it
             + k.tp_prologue_loads * r.load_latency
             + c * k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0
@@ -225,7 +246,7 @@ pub fn predict(
         sm_cycles,
         dram_bytes,
         dram_cycles,
-        total: k.tp_time_scale * sm_cycles.max(dram_cycles),
+        total: k.tp_time_scale * combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent),
     }
 }
 
@@ -247,7 +268,15 @@ mod tests {
     }
 
     fn launch(c: &Config, o: u32) -> LaunchStatic {
-        LaunchStatic::new(c, (2, 2), o, Dtype::Fp16, mma_sync_atom(Dtype::Fp16), 1.0)
+        LaunchStatic::new(
+            c,
+            (2, 2),
+            o,
+            Dtype::Fp16,
+            mma_sync_atom(Dtype::Fp16),
+            1.0,
+            0.0,
+        )
     }
 
     #[test]
@@ -343,5 +372,14 @@ mod tests {
         assert_eq!(b.iter_bound, "dram");
         // B alone (128 MiB) is larger than L2: at least the compulsory bytes move.
         assert!(b.dram_bytes >= (8192.0 * 8192.0 + 8192.0 + 8192.0) * 2.0);
+    }
+
+    #[test]
+    fn combine_is_the_max_or_a_p_norm() {
+        assert_eq!(combine(&[3.0, 5.0, 1.0], 0.0), 5.0);
+        let p4 = combine(&[3.0, 5.0, 1.0], 4.0);
+        assert!(p4 > 5.0 && p4 < 9.0, "{p4}");
+        assert!(combine(&[3.0, 5.0], 64.0) - 5.0 < 1e-3);
+        assert_eq!(combine(&[0.0, 0.0], 4.0), 0.0);
     }
 }
