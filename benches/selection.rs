@@ -1,6 +1,7 @@
 //! Cost of one full selection (whole config space, both phases) and of a 10000-shape batch
 //! through the library, for the README's speed figures (issue 2 section 8: goal 5 us per
-//! selection on one core).
+//! selection on one core), with the latency model and with the throughput model at the
+//! constants fitted for Hopper (`hw::fitted`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use origami::dtype::Dtype;
@@ -31,6 +32,26 @@ fn bench_selection(c: &mut Criterion) {
                 &format!("select/{fam}-{}/{m}x{n}x{k}", variant.name()),
                 |b| b.iter(|| black_box(s.select(black_box(&p), false))),
             );
+        }
+    }
+    for fam in ["triton", "origami"] {
+        let (_, fitted) = origami::hw::fitted::fitted_constants(fam, &doc.gpu).unwrap();
+        let kc =
+            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
+        let s = Selector::new(
+            family(fam).unwrap(),
+            &doc.gpu,
+            &doc.params,
+            &kc,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            c.bench_function(&format!("select/{fam}-throughput/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(s.select(black_box(&p), false)))
+            });
         }
     }
     let k = ModelConstants::default();

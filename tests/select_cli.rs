@@ -151,6 +151,48 @@ fn committed_throughput_fit_loads_and_scores_every_launch() {
 }
 
 #[test]
+fn fitted_constants_apply_on_their_architecture_unless_told_not_to() {
+    let explain = |extra: &[&str]| {
+        let out = cmd()
+            .args(["4096", "4096", "4096", "--explain"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    // Hopper, triton family (the default): the embedded triton fit scores every launch.
+    let t = explain(&["--gpu", "h200"]);
+    assert!(
+        t.contains("[fitted calibrations/fitted/h200-triton-throughput.json"),
+        "{t}"
+    );
+    assert!(t.contains("[Throughput model]"), "{t}");
+    let t = explain(&["--gpu", "h100-sxm", "--family", "origami"]);
+    assert!(
+        t.contains("[fitted calibrations/fitted/h200-origami.json"),
+        "{t}"
+    );
+    // --no-fitted: the seed 000 model; other architectures have no fit.
+    let t = explain(&["--gpu", "h200", "--no-fitted"]);
+    assert!(
+        !t.contains("[Throughput model]") && !t.contains("fitted calibrations"),
+        "{t}"
+    );
+    let t = explain(&["--gpu", "a100"]);
+    assert!(!t.contains("[Throughput model]"), "{t}");
+    // A file's constants win over the fitted ones.
+    let f = tmpfile("off.json", r#"{"constants": {"throughput_model": 0}}"#);
+    let out = cmd()
+        .args(["4096", "4096", "4096", "--gpu", "h200", "--explain"])
+        .env("TRITONBLAS_HW_PARAMS", &f)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(!t.contains("[Throughput model]"), "{t}");
+}
+
+#[test]
 fn batch_mode_one_row_per_shape() {
     let f = tmpfile(
         "shapes.csv",

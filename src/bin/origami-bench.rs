@@ -69,6 +69,10 @@ struct ModelArgs {
     /// Use this GPU's embedded preset for the model's parameters instead of the GPU found.
     #[arg(long)]
     gpu: Option<String>,
+    /// Leave out the constants fitted for the family on this architecture (embedded from
+    /// calibrations/fitted/): the seed 000 latency model as published.
+    #[arg(long = "no-fitted")]
+    no_fitted: bool,
 }
 
 #[derive(ClapArgs, Debug, Clone)]
@@ -343,7 +347,10 @@ fn selector_on(
     args: &ModelArgs,
     mc: &ModelChoice,
 ) -> Result<(Selector<'static>, Resolved), Fail> {
-    let res = resolve_hw(Some(gpu), args.gpu.as_ref())?;
+    let mut res = resolve_hw(Some(gpu), args.gpu.as_ref())?;
+    if !args.no_fitted {
+        origami::hw::fitted::apply_fitted(&mut res, mc.family.name());
+    }
     let consts = constants_of(&res)?;
     let sel = Selector::new(
         mc.family,

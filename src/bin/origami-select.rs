@@ -58,6 +58,11 @@ struct Args {
     /// (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16), seed (seed 000's space).
     #[arg(long, default_value = "triton")]
     family: String,
+    /// Leave out the constants fitted for the family on this architecture (embedded from
+    /// calibrations/fitted/; applied beneath the preset and TRITONBLAS_HW_PARAMS): the
+    /// seed 000 latency model as published.
+    #[arg(long = "no-fitted")]
+    no_fitted: bool,
     /// Model variant: origami (the C++ source, corrected) or seed (seed 000 as published).
     #[arg(long, default_value = "origami")]
     model: String,
@@ -203,7 +208,10 @@ fn run(args: Args) -> Result<(), Fail> {
         return Err(bad("--top: must be at least 1"));
     }
     let probs = problems(&args, dtype)?;
-    let res = resolve_hw(&args)?;
+    let mut res = resolve_hw(&args)?;
+    if !args.no_fitted {
+        origami::hw::fitted::apply_fitted(&mut res, fam.name());
+    }
     let constants =
         ModelConstants::with_overrides(res.constants.iter().map(|(k, (v, _))| (k.as_str(), *v)))
             .map_err(|e| bad(format!("hardware parameters: {e}")))?;

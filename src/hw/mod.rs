@@ -1,7 +1,9 @@
 //! Hardware parameters and GPU description: the JSON schema, the embedded presets, the
-//! derivation from device properties, and the three-tier resolution of seed 000 section 4.1.
+//! derivation from device properties, the three-tier resolution of seed 000 section 4.1, and
+//! the fitted constants embedded per kernel family and architecture.
 
 pub mod derive;
+pub mod fitted;
 pub mod load;
 pub mod presets;
 pub mod resolve;

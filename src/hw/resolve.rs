@@ -24,6 +24,9 @@ pub enum Tier {
     Preset { name: String, kind: ProvenanceKind },
     /// Tier 3: the override file.
     File(PathBuf),
+    /// Beneath the others, constants only: a fitted file embedded for the kernel family
+    /// and architecture (`hw::fitted`).
+    Fitted(String),
 }
 
 impl fmt::Display for Tier {
@@ -38,17 +41,19 @@ impl fmt::Display for Tier {
                 write!(f, "preset {name} ({k})")
             }
             Tier::File(p) => write!(f, "file {} ({HW_PARAMS_ENV}, calibrated tier)", p.display()),
+            Tier::Fitted(p) => write!(f, "fitted {p} (embedded, this architecture)"),
         }
     }
 }
 
 impl Tier {
-    /// Short machine-readable label: derived, preset, file.
+    /// Short machine-readable label: derived, preset, file, fitted.
     pub fn label(&self) -> &'static str {
         match self {
             Tier::Derived => "derived",
             Tier::Preset { .. } => "preset",
             Tier::File(_) => "file",
+            Tier::Fitted(_) => "fitted",
         }
     }
 }

@@ -143,19 +143,33 @@ fn rates(hw: &ThroughputInputs<'_>) -> Rates {
 
 /// The largest of `terms` when `p` is 0; else their p-norm (the bounds overlap imperfectly:
 /// a resource near its limit still slows the others a little).
+/// (The selection's hot path: integer exponents use `powi`, 4 two square roots.)
 fn combine(terms: &[f64], p: f64) -> f64 {
-    if p <= 0.0 {
-        return terms.iter().cloned().fold(0.0, f64::max);
-    }
     let m = terms.iter().cloned().fold(0.0, f64::max);
-    if m <= 0.0 {
-        return 0.0;
+    if p <= 0.0 || m <= 0.0 {
+        return m;
     }
-    m * terms
-        .iter()
-        .map(|t| (t / m).powf(p))
-        .sum::<f64>()
-        .powf(1.0 / p)
+    let sum: f64 = if p.fract() == 0.0 && p <= 64.0 {
+        terms.iter().map(|t| (t / m).powi(p as i32)).sum()
+    } else {
+        terms.iter().map(|t| (t / m).powf(p)).sum()
+    };
+    m * if p == 4.0 {
+        sum.sqrt().sqrt()
+    } else {
+        sum.powf(1.0 / p)
+    }
+}
+
+/// (S - 1)^exponent for S stages (at least one in flight), without `powf` for the common
+/// exponents.
+fn stages_in_flight(stages: u32, exponent: f64) -> f64 {
+    let n = f64::from(stages.max(2) - 1);
+    if exponent == 1.0 || n == 1.0 {
+        n
+    } else {
+        n.powf(exponent)
+    }
 }
 
 /// Predict one launch at GROUP_SIZE_M `group_m`.
@@ -174,6 +188,7 @@ pub fn predict(
     let k_iters = ceil_div(p.k, l.bk);
     let o = u64::from(l.blocks_per_sm);
     let busiest = tiles.div_ceil(sms);
+    let in_flight = stages_in_flight(l.stages, k.tp_stage_exponent);
 
     // One K iteration of `c` resident blocks: (cycles, per-resource terms).
     let iteration = |c: f64| -> [f64; 5] {
@@ -184,12 +199,11 @@ pub fn predict(
         let l2 = c * l2_one;
         let warp = l.mma_per_iter / f64::from(l.warps.max(1)) * r.warp_mma * l.compute_scale
             + k.tp_iter_latency_cycles;
-        let in_flight = f64::from(l.stages.max(2) - 1).powf(k.tp_stage_exponent);
         let pipeline = (r.load_latency + l2_one) / in_flight;
         [tensor, smem, l2, warp, pipeline]
     };
-    let block_rounds = |c: f64| -> f64 {
-        let it = combine(&iteration(c), k.tp_smooth_exponent);
+    let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
+        let it = combine(terms, k.tp_smooth_exponent);
         k_iters as f64 * it
             + k.tp_prologue_loads * r.load_latency
             + c * k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0
@@ -197,9 +211,19 @@ pub fn predict(
     };
     let full_rounds = busiest / o;
     let rest = busiest % o;
-    let mut sm_cycles = full_rounds as f64 * block_rounds(o as f64);
+    let mut sm_cycles = 0.0;
+    // The terms of the largest round (reported in the breakdown).
+    let mut terms = [0.0; 5];
+    if full_rounds > 0 {
+        terms = iteration(o as f64);
+        sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);
+    }
     if rest > 0 {
-        sm_cycles += block_rounds(rest as f64);
+        let t = iteration(rest as f64);
+        sm_cycles += block_rounds(&t, rest as f64);
+        if full_rounds == 0 {
+            terms = t;
+        }
     }
 
     // DRAM: compulsory traffic, or per round of resident blocks the A rows and B columns
@@ -222,7 +246,6 @@ pub fn predict(
     let dram_bw = hw.params.dram_perf_ratio * (hw.params.dram_bw_coeff * active).min(1.0);
     let dram_cycles = k.tp_dram_scale * dram_bytes / dram_bw;
 
-    let terms = iteration(o.min(busiest).max(1) as f64);
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
     let bound = (0..5)
         .max_by(|a, b| terms[*a].total_cmp(&terms[*b]))
