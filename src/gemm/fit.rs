@@ -36,11 +36,12 @@ pub const FIT_CONSTANTS: [&str; 12] = [
 ];
 /// The knobs of the throughput model (`model::throughput`), moved instead of the latency
 /// model's when the starting constants set `throughput_model` to 1.
-pub const FIT_THROUGHPUT_CONSTANTS: [&str; 15] = [
+pub const FIT_THROUGHPUT_CONSTANTS: [&str; 17] = [
     "tp_mma_cycles",
     "tp_warp_mma_cycles",
     "tp_load_latency_cycles",
     "tp_iter_cycles",
+    "tp_warp_iter_cycles",
     "tp_iter_latency_cycles",
     "tp_epilogue_cycles",
     "tp_block_setup_cycles",
@@ -48,6 +49,7 @@ pub const FIT_THROUGHPUT_CONSTANTS: [&str; 15] = [
     "tp_l2_sm_share",
     "tp_stage_exponent",
     "tp_prologue_loads",
+    "tp_prologue_transfer",
     "tp_dram_scale",
     "tp_smooth_exponent",
     "tp_wgmma_min_n",

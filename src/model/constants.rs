@@ -68,6 +68,9 @@ pub struct ModelConstants {
     /// Throughput model: SM cycles one block spends per K iteration outside the MMAs
     /// (barrier, address and loop instructions); shared by the resident blocks.
     pub tp_iter_cycles: f64,
+    /// Throughput model: SM cycles per warp and K iteration outside the MMAs (instructions
+    /// every warp issues: its loads, addresses, the barrier); shared like `tp_iter_cycles`.
+    pub tp_warp_iter_cycles: f64,
     /// Throughput model: latency a block adds per K iteration after its last MMA (pipeline
     /// drain at the barrier); hidden by other resident blocks.
     pub tp_iter_latency_cycles: f64,
@@ -86,6 +89,9 @@ pub struct ModelConstants {
     pub tp_stage_exponent: f64,
     /// Throughput model: pipeline fill, in load round trips per block.
     pub tp_prologue_loads: f64,
+    /// Throughput model: the fill also waits for this many stages' bytes to cross the SM's
+    /// L2 share (0 = latency only).
+    pub tp_prologue_transfer: f64,
     /// Throughput model: multiplier of the DRAM time (1 = the measured bandwidth).
     pub tp_dram_scale: f64,
     /// Throughput model: configs on wgmma cost at least this BLOCK_N per instruction
@@ -126,6 +132,7 @@ impl Default for ModelConstants {
             tp_warp_mma_cycles: 0.0,
             tp_load_latency_cycles: 0.0,
             tp_iter_cycles: 0.0,
+            tp_warp_iter_cycles: 0.0,
             tp_iter_latency_cycles: 0.0,
             tp_epilogue_cycles: 0.0,
             tp_block_setup_cycles: 0.0,
@@ -134,6 +141,7 @@ impl Default for ModelConstants {
             tp_l2_sm_share: 1.0,
             tp_stage_exponent: 1.0,
             tp_prologue_loads: 1.0,
+            tp_prologue_transfer: 0.0,
             tp_dram_scale: 1.0,
             tp_wgmma_min_n: 0.0,
             tp_smooth_exponent: 0.0,
@@ -143,7 +151,7 @@ impl Default for ModelConstants {
 }
 
 /// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 36] = [
+pub const CONSTANT_NAMES: [&str; 38] = [
     "prologue_factor",
     "epilogue_count",
     "occupancy_decay",
@@ -168,6 +176,7 @@ pub const CONSTANT_NAMES: [&str; 36] = [
     "tp_warp_mma_cycles",
     "tp_load_latency_cycles",
     "tp_iter_cycles",
+    "tp_warp_iter_cycles",
     "tp_iter_latency_cycles",
     "tp_epilogue_cycles",
     "tp_block_setup_cycles",
@@ -176,6 +185,7 @@ pub const CONSTANT_NAMES: [&str; 36] = [
     "tp_l2_sm_share",
     "tp_stage_exponent",
     "tp_prologue_loads",
+    "tp_prologue_transfer",
     "tp_dram_scale",
     "tp_wgmma_min_n",
     "tp_smooth_exponent",
@@ -217,6 +227,7 @@ impl ModelConstants {
             "tp_warp_mma_cycles" => &mut self.tp_warp_mma_cycles,
             "tp_load_latency_cycles" => &mut self.tp_load_latency_cycles,
             "tp_iter_cycles" => &mut self.tp_iter_cycles,
+            "tp_warp_iter_cycles" => &mut self.tp_warp_iter_cycles,
             "tp_iter_latency_cycles" => &mut self.tp_iter_latency_cycles,
             "tp_epilogue_cycles" => &mut self.tp_epilogue_cycles,
             "tp_block_setup_cycles" => &mut self.tp_block_setup_cycles,
@@ -225,6 +236,7 @@ impl ModelConstants {
             "tp_l2_sm_share" => &mut self.tp_l2_sm_share,
             "tp_stage_exponent" => &mut self.tp_stage_exponent,
             "tp_prologue_loads" => &mut self.tp_prologue_loads,
+            "tp_prologue_transfer" => &mut self.tp_prologue_transfer,
             "tp_dram_scale" => &mut self.tp_dram_scale,
             "tp_wgmma_min_n" => &mut self.tp_wgmma_min_n,
             "tp_smooth_exponent" => &mut self.tp_smooth_exponent,

@@ -192,7 +192,10 @@ pub fn predict(
 
     // One K iteration of `c` resident blocks: (cycles, per-resource terms).
     let iteration = |c: f64| -> [f64; 5] {
-        let tensor = c * (l.mma_per_iter * r.mma * l.compute_scale + k.tp_iter_cycles);
+        let tensor = c
+            * (l.mma_per_iter * r.mma * l.compute_scale
+                + k.tp_iter_cycles
+                + k.tp_warp_iter_cycles * f64::from(l.warps));
         let smem = c * (k.tp_fragment_read_weight * l.fragment_bytes + l.load_bytes)
             / k.tp_smem_bytes_per_cycle;
         let l2_one = l.load_bytes / r.l2_per_sm;
@@ -206,6 +209,7 @@ pub fn predict(
         let it = combine(terms, k.tp_smooth_exponent);
         k_iters as f64 * it
             + k.tp_prologue_loads * r.load_latency
+            + k.tp_prologue_transfer * c * l.load_bytes / r.l2_per_sm
             + c * k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0
             + k.tp_block_setup_cycles
     };
