@@ -22,7 +22,7 @@ use super::latency::{
 };
 use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
-use super::throughput::{self, LaunchStatic, ThroughputBreakdown, ThroughputInputs};
+use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown, ThroughputInputs};
 
 /// One tile of the family with its configs.
 #[derive(Debug, Clone)]
@@ -40,6 +40,8 @@ struct TileEntry {
     scales: Vec<f64>,
     /// Throughput-model numbers of each feasible config (empty when that model is off).
     launches: Vec<LaunchStatic>,
+    /// Their block costs (same order).
+    costs: Vec<BlockCosts>,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -139,6 +141,7 @@ impl<'a> Selector<'a> {
                         ),
                         scales: Vec::new(),
                         launches: Vec::new(),
+                        costs: Vec::new(),
                     });
                     tiles.len() - 1
                 }
@@ -195,6 +198,16 @@ impl<'a> Selector<'a> {
                         )
                     })
                     .collect();
+                let tin = ThroughputInputs {
+                    gpu,
+                    params,
+                    constants,
+                };
+                e.costs = e
+                    .launches
+                    .iter()
+                    .map(|l| BlockCosts::new(l, &tin))
+                    .collect();
             }
         }
         let per_launch = throughput_on
@@ -237,9 +250,10 @@ impl<'a> Selector<'a> {
             return None;
         }
         let (e, j) = self.find(config)?;
-        Some(throughput::predict(
+        Some(throughput::predict_with(
             p,
             &e.launches[j],
+            &e.costs[j],
             config.group_m,
             &self.throughput_inputs(),
         ))
@@ -322,7 +336,7 @@ impl<'a> Selector<'a> {
             }
             for (j, c) in e.feasible.iter().enumerate() {
                 let cycles = if throughput_on {
-                    throughput::predict(p, &e.launches[j], g1, &tin).total
+                    throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &tin).total
                 } else {
                     launch_total(&b, c.config.num_stages, e.scales[j], &self.constants)
                 };
@@ -407,8 +421,9 @@ impl<'a> Selector<'a> {
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         let (e, j) = self.find(config)?;
         if self.throughput_model() {
+            let tin = self.throughput_inputs();
             return Some(
-                throughput::predict(p, &e.launches[j], config.group_m, &self.throughput_inputs())
+                throughput::predict_with(p, &e.launches[j], &e.costs[j], config.group_m, &tin)
                     .total,
             );
         }

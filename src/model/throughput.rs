@@ -2,25 +2,28 @@
 //! (`latency.rs`) sees a tile and one block per SM; it cannot tell launches of one tile
 //! apart, and it misses how many blocks share an SM. This model prices one launch:
 //!
-//! - blocks resident per SM `o` from the occupancy rules (`occupancy.rs`);
+//! - blocks resident per SM `o` from the occupancy rules (`occupancy.rs`) with the
+//!   family's compiled registers and shared memory;
 //! - per K iteration a block asks its SM for tensor-core time (MMA atoms x
-//!   `tp_mma_cycles`, scaled by the config's tensor-core path, plus `tp_iter_cycles`),
-//!   shared-memory time (the copies' writes plus the warps' fragment reads
-//!   (BM x WARPS_N + BN x WARPS_M) x BK elements, weighted by `tp_fragment_read_weight`,
-//!   over `tp_smem_bytes_per_cycle`) and L2 time (its tiles' bytes over the SM's share of
-//!   l2_perf_ratio); `c` resident blocks ask for `c` times that;
+//!   `tp_mma_cycles`, scaled by the config's tensor-core path, plus `tp_iter_cycles` and
+//!   `tp_warp_iter_cycles` per warp), shared-memory time (the copies' writes plus the warps'
+//!   fragment reads (BM x WARPS_N + BN x WARPS_M) x BK elements, weighted by
+//!   `tp_fragment_read_weight`, over `tp_smem_bytes_per_cycle`) and L2 time (its tiles'
+//!   bytes over the SM's share of l2_perf_ratio); `c` resident blocks ask for `c` times that;
 //! - a block cannot iterate faster than one warp's MMA chain (MMAs per warp x
 //!   `tp_warp_mma_cycles` + `tp_iter_latency_cycles`) nor than its pipeline delivers:
 //!   (load round trip + its L2 time) / (S - 1)^`tp_stage_exponent` (Little's law with
 //!   S - 1 stages in flight);
-//! - an iteration of `c` blocks costs the largest of those; a block costs K iterations,
-//!   the pipeline fill, the epilogue and its setup;
+//! - an iteration of `c` blocks costs the largest of those (or their p-norm,
+//!   `tp_smooth_exponent`); a block costs K iterations, the fill (`tp_prologue_loads` round
+//!   trips plus `tp_prologue_transfer` stages' bytes over the SM's L2 share), the epilogue
+//!   and its setup;
 //! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest);
 //! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
 //!   each round of resident blocks re-reads its group's A rows and B columns.
 //!
 //! Its constants live in `ModelConstants` (`tp_*`); values fitted to a measured sweep go
-//! into a calibration file (`origami-bench refit`), never into code.
+//! into a calibration file (`origami-bench refit`, `calibrations/fitted/`), never into code.
 
 use serde::Serialize;
 
@@ -143,8 +146,19 @@ fn rates(hw: &ThroughputInputs<'_>) -> Rates {
 
 /// The largest of `terms` when `p` is 0; else their p-norm (the bounds overlap imperfectly:
 /// a resource near its limit still slows the others a little).
-/// (The selection's hot path: integer exponents use `powi`, 4 two square roots.)
+/// (The selection's hot path: p = 4 needs no division, other integers use `powi`.)
 fn combine(terms: &[f64], p: f64) -> f64 {
+    if p == 4.0 {
+        return terms
+            .iter()
+            .map(|t| {
+                let t2 = t * t;
+                t2 * t2
+            })
+            .sum::<f64>()
+            .sqrt()
+            .sqrt();
+    }
     let m = terms.iter().cloned().fold(0.0, f64::max);
     if p <= 0.0 || m <= 0.0 {
         return m;
@@ -154,11 +168,7 @@ fn combine(terms: &[f64], p: f64) -> f64 {
     } else {
         terms.iter().map(|t| (t / m).powf(p)).sum()
     };
-    m * if p == 4.0 {
-        sum.sqrt().sqrt()
-    } else {
-        sum.powf(1.0 / p)
-    }
+    m * sum.powf(1.0 / p)
 }
 
 /// (S - 1)^exponent for S stages (at least one in flight), without `powf` for the common
@@ -172,6 +182,57 @@ fn stages_in_flight(stages: u32, exponent: f64) -> f64 {
     }
 }
 
+/// The problem-independent costs of one block of a launch, per K iteration and per block
+/// (a selector computes them once per launch).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockCosts {
+    /// Per block and iteration, shared by the resident blocks: tensor/issue, shared memory,
+    /// L2.
+    pub tensor: f64,
+    pub smem: f64,
+    pub l2: f64,
+    /// Per iteration, not shared: one warp's MMA chain, the pipeline.
+    pub warp: f64,
+    pub pipeline: f64,
+    /// The fill's round trips plus the block setup.
+    pub fixed: f64,
+    /// Per resident block: the fill's stage transfers and the epilogue.
+    pub per_block: f64,
+}
+
+impl BlockCosts {
+    pub fn new(l: &LaunchStatic, hw: &ThroughputInputs<'_>) -> BlockCosts {
+        let k = hw.constants;
+        let r = rates(hw);
+        let l2_one = l.load_bytes / r.l2_per_sm;
+        BlockCosts {
+            tensor: l.mma_per_iter * r.mma * l.compute_scale
+                + k.tp_iter_cycles
+                + k.tp_warp_iter_cycles * f64::from(l.warps),
+            smem: (k.tp_fragment_read_weight * l.fragment_bytes + l.load_bytes)
+                / k.tp_smem_bytes_per_cycle,
+            l2: l2_one,
+            warp: l.mma_per_iter / f64::from(l.warps.max(1)) * r.warp_mma * l.compute_scale
+                + k.tp_iter_latency_cycles,
+            pipeline: (r.load_latency + l2_one) / stages_in_flight(l.stages, k.tp_stage_exponent),
+            fixed: k.tp_prologue_loads * r.load_latency + k.tp_block_setup_cycles,
+            per_block: k.tp_prologue_transfer * l2_one
+                + k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0,
+        }
+    }
+
+    /// One K iteration of `c` resident blocks, by resource.
+    fn iteration(&self, c: f64) -> [f64; 5] {
+        [
+            c * self.tensor,
+            c * self.smem,
+            c * self.l2,
+            self.warp,
+            self.pipeline,
+        ]
+    }
+}
+
 /// Predict one launch at GROUP_SIZE_M `group_m`.
 pub fn predict(
     p: &Problem,
@@ -179,8 +240,19 @@ pub fn predict(
     group_m: u32,
     hw: &ThroughputInputs<'_>,
 ) -> ThroughputBreakdown {
+    predict_with(p, l, &BlockCosts::new(l, hw), group_m, hw)
+}
+
+/// `predict` with the launch's block costs precomputed (the selector's hot path).
+#[inline]
+pub fn predict_with(
+    p: &Problem,
+    l: &LaunchStatic,
+    costs: &BlockCosts,
+    group_m: u32,
+    hw: &ThroughputInputs<'_>,
+) -> ThroughputBreakdown {
     let k = hw.constants;
-    let r = rates(hw);
     let sms = u64::from(hw.gpu.sm_count.max(1));
     let grid_m = ceil_div(p.m, l.bm);
     let grid_n = ceil_div(p.n, l.bn);
@@ -188,30 +260,9 @@ pub fn predict(
     let k_iters = ceil_div(p.k, l.bk);
     let o = u64::from(l.blocks_per_sm);
     let busiest = tiles.div_ceil(sms);
-    let in_flight = stages_in_flight(l.stages, k.tp_stage_exponent);
 
-    // One K iteration of `c` resident blocks: (cycles, per-resource terms).
-    let iteration = |c: f64| -> [f64; 5] {
-        let tensor = c
-            * (l.mma_per_iter * r.mma * l.compute_scale
-                + k.tp_iter_cycles
-                + k.tp_warp_iter_cycles * f64::from(l.warps));
-        let smem = c * (k.tp_fragment_read_weight * l.fragment_bytes + l.load_bytes)
-            / k.tp_smem_bytes_per_cycle;
-        let l2_one = l.load_bytes / r.l2_per_sm;
-        let l2 = c * l2_one;
-        let warp = l.mma_per_iter / f64::from(l.warps.max(1)) * r.warp_mma * l.compute_scale
-            + k.tp_iter_latency_cycles;
-        let pipeline = (r.load_latency + l2_one) / in_flight;
-        [tensor, smem, l2, warp, pipeline]
-    };
     let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
-        let it = combine(terms, k.tp_smooth_exponent);
-        k_iters as f64 * it
-            + k.tp_prologue_loads * r.load_latency
-            + k.tp_prologue_transfer * c * l.load_bytes / r.l2_per_sm
-            + c * k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0
-            + k.tp_block_setup_cycles
+        k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
     };
     let full_rounds = busiest / o;
     let rest = busiest % o;
@@ -219,11 +270,11 @@ pub fn predict(
     // The terms of the largest round (reported in the breakdown).
     let mut terms = [0.0; 5];
     if full_rounds > 0 {
-        terms = iteration(o as f64);
+        terms = costs.iteration(o as f64);
         sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);
     }
     if rest > 0 {
-        let t = iteration(rest as f64);
+        let t = costs.iteration(rest as f64);
         sm_cycles += block_rounds(&t, rest as f64);
         if full_rounds == 0 {
             terms = t;
@@ -408,5 +459,42 @@ mod tests {
         assert!(p4 > 5.0 && p4 < 9.0, "{p4}");
         assert!(combine(&[3.0, 5.0], 64.0) - 5.0 < 1e-3);
         assert_eq!(combine(&[0.0, 0.0], 4.0), 0.0);
+    }
+
+    #[test]
+    fn per_warp_cost_and_first_stage_transfer_add_what_they_say() {
+        let doc = preset("h200").unwrap();
+        let base = ModelConstants {
+            throughput_model: 1.0,
+            tp_mma_cycles: 2.0,
+            tp_warp_mma_cycles: 1.0,
+            tp_load_latency_cycles: 10.0,
+            ..ModelConstants::default()
+        };
+        let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
+        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        let at = |k: &ModelConstants| {
+            let hw = ThroughputInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+            };
+            predict(&p, &l, 1, &hw)
+        };
+        let b0 = at(&base);
+        assert_eq!(b0.iter_bound, "tensor");
+        // 10 cycles per warp: the tensor term of the one resident block grows by 4 x 10.
+        let b1 = at(&ModelConstants {
+            tp_warp_iter_cycles: 10.0,
+            ..base
+        });
+        assert_eq!(b1.iter_tensor - b0.iter_tensor, 40.0);
+        // One stage's bytes (32 KiB) over the SM's L2 share join the fill.
+        let b2 = at(&ModelConstants {
+            tp_prologue_transfer: 1.0,
+            ..base
+        });
+        let l2_per_sm = doc.params.l2_perf_ratio / 132.0;
+        assert!((b2.sm_cycles - b0.sm_cycles - 32_768.0 / l2_per_sm).abs() < 1e-6);
     }
 }
