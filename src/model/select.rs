@@ -6,6 +6,9 @@
 //!   is re-ranked by tile arithmetic intensity (descending), then M > N prefers larger
 //!   BLOCK_M and N > M larger BLOCK_N, then larger BM, BN, BK.
 //!
+//! With `throughput_model` = 1 phase 1 scores every launch with the SM-throughput model
+//! (`throughput.rs`) instead, and the same ranking rules apply to those scores.
+//!
 //! A `Selector` holds the family's feasible configs for one GPU and dtype, so that a
 //! selection costs only the model arithmetic (microseconds), never a compile or a launch.
 
@@ -323,6 +326,18 @@ impl<'a> Selector<'a> {
             if e.feasible.is_empty() {
                 continue;
             }
+            if throughput_on {
+                for j in 0..e.feasible.len() {
+                    let cycles =
+                        throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &tin).total;
+                    scores.push(Score {
+                        tile: i,
+                        cfg: j,
+                        cycles,
+                    });
+                }
+                continue;
+            }
             let b = predict_with(&e.stat, p, g1, &hw);
             if !self.per_launch {
                 // Every launch of the tile has the tile's prediction: score it once, with
@@ -335,11 +350,7 @@ impl<'a> Selector<'a> {
                 continue;
             }
             for (j, c) in e.feasible.iter().enumerate() {
-                let cycles = if throughput_on {
-                    throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &tin).total
-                } else {
-                    launch_total(&b, c.config.num_stages, e.scales[j], &self.constants)
-                };
+                let cycles = launch_total(&b, c.config.num_stages, e.scales[j], &self.constants);
                 scores.push(Score {
                     tile: i,
                     cfg: j,
