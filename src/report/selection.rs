@@ -54,6 +54,31 @@ pub fn params_json(res: &Resolved) -> Value {
     Value::Object(m)
 }
 
+/// The constants that differ from the defaults, with their tiers.
+pub fn constants_json(res: &Resolved) -> Value {
+    let m: serde_json::Map<String, Value> = res
+        .constants
+        .iter()
+        .map(|(k, (v, t))| {
+            (
+                k.clone(),
+                json!({"value": v, "tier": t.label(), "source": t.to_string()}),
+            )
+        })
+        .collect();
+    Value::Object(m)
+}
+
+/// How the selector scores configs: "latency" (the Origami latency model per tile) or
+/// "throughput" (the SM-throughput model per launch).
+pub fn scoring_name(s: &Selector<'_>) -> &'static str {
+    if s.throughput_model() {
+        "throughput"
+    } else {
+        "latency"
+    }
+}
+
 /// Full JSON of one selection.
 pub fn selection_json(
     sel: &Selection,
@@ -69,8 +94,10 @@ pub fn selection_json(
         "gpu": {"name": s.gpu.name, "source": res.gpu_source, "sm_count": s.gpu.sm_count, "sm_clock_mhz": s.gpu.sm_clock_mhz},
         "family": s.family.name(),
         "model": s.variant.name(),
+        "scoring": scoring_name(s),
         "pick": ranked_json(pick),
         "params": params_json(res),
+        "constants": constants_json(res),
         "phase1_group_m": sel.phase1_group_m,
         "phase2": sel.phase2,
         "ranked": s.ranked(sel, n).iter().map(ranked_json).collect::<Vec<_>>(),
@@ -141,7 +168,7 @@ pub fn selection_text(
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "GEMM {}x{}x{} {} on {} ({}), family {}, model {}",
+        "GEMM {}x{}x{} {} on {} ({}), family {}, model {}, {} scoring",
         p.m,
         p.n,
         p.k,
@@ -149,7 +176,8 @@ pub fn selection_text(
         s.gpu.name,
         res.gpu_source,
         s.family.name(),
-        s.variant.name()
+        s.variant.name(),
+        scoring_name(s)
     );
     let pick = &sel.pick;
     let _ = writeln!(
