@@ -922,10 +922,8 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
         a.rounds,
         a.tau_weight,
     );
-    let constants_of_state = |st: &FitState| {
-        ModelConstants::with_overrides(st.constants.iter().map(|(k, v)| (k.as_str(), *v)))
-            .map_err(|e| runtime(e.to_string()))
-    };
+    let constants_of_state =
+        |st: &FitState| st.model_constants().map_err(|e| runtime(e.to_string()));
     let mut mc2 = constants_of_state(&state)?;
     if mc2.throughput_model == 1.0 {
         // The ranking does not depend on the scale: set it so that predictions are

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
+use crate::model::constants::ConstantError;
 use crate::model::{KernelFamily, ModelConstants, Problem, Selector, Variant};
 use crate::stats::{kendall_tau_b, mean};
 
@@ -307,8 +308,9 @@ pub struct FitState {
 }
 
 impl FitState {
-    fn model_constants(&self) -> Option<ModelConstants> {
-        ModelConstants::with_overrides(self.constants.iter().map(|(k, v)| (k.as_str(), *v))).ok()
+    /// The model constants of this state (its overrides over the defaults).
+    pub fn model_constants(&self) -> Result<ModelConstants, ConstantError> {
+        ModelConstants::with_overrides(self.constants.iter().map(|(k, v)| (k.as_str(), *v)))
     }
 
     fn get(&self, knob: &str) -> f64 {
@@ -375,7 +377,7 @@ pub fn fit(
     tau_weight: f64,
 ) -> (FitState, Score, Vec<FitStep>) {
     let eval = |st: &FitState| -> Option<Score> {
-        let mc = st.model_constants()?;
+        let mc = st.model_constants().ok()?;
         let s = Selector::new(family, gpu, &st.params, &mc, variant, dtype).ok()?;
         Some(score(&s, shapes))
     };
@@ -403,24 +405,9 @@ pub fn fit(
                 if v == cur || (mult == 0.0 && FIT_PARAMS.contains(knob)) {
                     continue;
                 }
-                // Bandwidth shares, scales and exponents must stay positive, speedups >= 1.
-                if mult == 0.0
-                    && matches!(
-                        *knob,
-                        "tp_l2_sm_share" | "tp_dram_scale" | "tp_stage_exponent" | "wgmma_speedup"
-                    )
-                {
-                    continue;
-                }
-                if *knob == "wgmma_speedup" && v < 1.0 {
-                    continue;
-                }
-                if *knob == "occupancy_decay" && v > 1.0 {
-                    continue;
-                }
-                if *knob == "l2_hit_floor" && v > 1.0 {
-                    continue;
-                }
+                // Values the constants reject (ModelConstants::with_overrides: shares and
+                // scales of 0, hit rates above 1, speedups below 1) fail `eval` and are
+                // skipped.
                 let mut trial = state.clone();
                 trial.set(knob, v);
                 if let Some(sc) = eval(&trial) {

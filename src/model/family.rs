@@ -92,6 +92,10 @@ pub trait KernelFamily: Sync {
     fn warp_grid(&self, c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> (u32, u32) {
         super::family_origami::warp_grid(c)
     }
+    /// Whether a config runs on Hopper's wgmma (the throughput model's `tp_wgmma_min_n`).
+    fn uses_wgmma(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> bool {
+        false
+    }
     /// Extra family-specific rejection (invalid warp tiling, ...).
     fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
         None
@@ -268,6 +272,9 @@ impl KernelFamily for TritonFamily {
     /// On Hopper, Triton emits wgmma for BLOCK_M >= 64 with whole warpgroups and mma.sync
     /// below (results/h200/triton/analysis.md, table C): those configs run
     /// `wgmma_speedup` times faster (a calibration constant; 1 = not modelled).
+    fn uses_wgmma(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> bool {
+        triton_uses_wgmma(c, dtype, gpu)
+    }
     fn compute_scale(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc, k: &ModelConstants) -> f64 {
         if triton_uses_wgmma(c, dtype, gpu) {
             1.0 / k.wgmma_speedup
@@ -440,22 +447,15 @@ mod tests {
         assert_eq!(mma_sync_atom(Dtype::Fp8E4m3).k, 32);
         assert_eq!(mma_sync_atom(Dtype::Fp32).k, 8);
     }
-    fn cfg(bm: u32, bn: u32, bk: u32, w: u32, s: u32) -> Config {
-        Config {
-            block_m: bm,
-            block_n: bn,
-            block_k: bk,
-            group_m: 1,
-            num_warps: w,
-            num_stages: s,
-        }
+    fn cfg(text: &str) -> Config {
+        crate::model::problem::parse_config(text).unwrap()
     }
 
     #[test]
     fn triton_uses_its_compiled_table_on_hopper_only() {
         let h = preset("h200").unwrap().gpu;
         let a = preset("a100").unwrap().gpu;
-        let c = cfg(128, 128, 64, 4, 3);
+        let c = cfg("128x128x64,w4,s3");
         // Compiled: 198 registers, 96 KiB; estimated elsewhere.
         assert_eq!(TritonFamily.registers(&c, Dtype::Fp16, &h), Some(198));
         assert_eq!(
@@ -465,7 +465,7 @@ mod tests {
         assert_eq!(TritonFamily.compiled_smem_bytes(&c, Dtype::Fp16, &a), None);
         assert_ne!(TritonFamily.registers(&c, Dtype::Fp16, &a), Some(198));
         // A config whose compiled kernel spills is rejected with the reason.
-        let spill = cfg(16, 16, 512, 4, 4);
+        let spill = cfg("16x16x512,w4,s4");
         let why = TritonFamily
             .invalid_reason(&spill, Dtype::Fp16, &h)
             .unwrap();
@@ -484,7 +484,7 @@ mod tests {
         // wgmma: warpgroups along M while BM has 64 rows for each, then along N.
         assert!(
             TritonFamily.compute_scale(
-                &cfg(128, 128, 64, 8, 3),
+                &cfg("128x128x64,w8,s3"),
                 Dtype::Fp16,
                 &h,
                 &ModelConstants {
@@ -494,22 +494,22 @@ mod tests {
             ) < 1.0
         );
         assert_eq!(
-            TritonFamily.warp_grid(&cfg(128, 128, 64, 8, 3), Dtype::Fp16, &h),
+            TritonFamily.warp_grid(&cfg("128x128x64,w8,s3"), Dtype::Fp16, &h),
             (2, 1)
         );
         assert_eq!(
-            TritonFamily.warp_grid(&cfg(64, 128, 64, 8, 3), Dtype::Fp16, &h),
+            TritonFamily.warp_grid(&cfg("64x128x64,w8,s3"), Dtype::Fp16, &h),
             (1, 2)
         );
         assert_eq!(
-            TritonFamily.warp_grid(&cfg(128, 128, 64, 4, 3), Dtype::Fp16, &h),
+            TritonFamily.warp_grid(&cfg("128x128x64,w4,s3"), Dtype::Fp16, &h),
             (1, 1)
         );
         // mma.sync: warps double along the longer side (in 16-element units).
-        assert_eq!(triton_mma_warps(&cfg(32, 64, 32, 4, 2)), (2, 2));
-        assert_eq!(triton_mma_warps(&cfg(16, 128, 32, 4, 2)), (1, 4));
-        assert_eq!(triton_mma_warps(&cfg(64, 16, 32, 8, 2)), (8, 1));
+        assert_eq!(triton_mma_warps(&cfg("32x64x32,w4,s2")), (2, 2));
+        assert_eq!(triton_mma_warps(&cfg("16x128x32,w4,s2")), (1, 4));
+        assert_eq!(triton_mma_warps(&cfg("64x16x32,w8,s2")), (8, 1));
         // Past the tile's size, warps replicate along M.
-        assert_eq!(triton_mma_warps(&cfg(16, 16, 32, 4, 2)), (4, 1));
+        assert_eq!(triton_mma_warps(&cfg("16x16x32,w4,s2")), (4, 1));
     }
 }

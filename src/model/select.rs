@@ -25,7 +25,7 @@ use super::latency::{
 };
 use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
-use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown, ThroughputInputs};
+use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown};
 
 /// One tile of the family with its configs.
 #[derive(Debug, Clone)]
@@ -193,7 +193,7 @@ impl<'a> Selector<'a> {
                             dtype,
                             atom,
                             scale,
-                            if scale != 1.0 {
+                            if family.uses_wgmma(&c.config, dtype, gpu) {
                                 constants.tp_wgmma_min_n
                             } else {
                                 0.0
@@ -201,10 +201,11 @@ impl<'a> Selector<'a> {
                         )
                     })
                     .collect();
-                let tin = ThroughputInputs {
+                let tin = ModelInputs {
                     gpu,
                     params,
                     constants,
+                    variant,
                 };
                 e.costs = e
                     .launches
@@ -234,14 +235,6 @@ impl<'a> Selector<'a> {
         self.constants.throughput_model == 1.0
     }
 
-    fn throughput_inputs(&self) -> ThroughputInputs<'_> {
-        ThroughputInputs {
-            gpu: &self.gpu,
-            params: &self.params,
-            constants: &self.constants,
-        }
-    }
-
     /// The throughput model's breakdown of one feasible config at `config.group_m`;
     /// `None` when that model is off or the config is not a feasible one.
     pub fn throughput_breakdown(
@@ -258,7 +251,7 @@ impl<'a> Selector<'a> {
             &e.launches[j],
             &e.costs[j],
             config.group_m,
-            &self.throughput_inputs(),
+            &self.inputs(),
         ))
     }
 
@@ -314,7 +307,6 @@ impl<'a> Selector<'a> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
-        let tin = self.throughput_inputs();
         let throughput_on = self.throughput_model();
         // Phase 1: score every feasible config (one tile prediction, then each launch).
         let mut scores = Vec::with_capacity(if self.per_launch {
@@ -329,7 +321,7 @@ impl<'a> Selector<'a> {
             if throughput_on {
                 for j in 0..e.feasible.len() {
                     let cycles =
-                        throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &tin).total;
+                        throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &hw).total;
                     scores.push(Score {
                         tile: i,
                         cfg: j,
@@ -432,7 +424,7 @@ impl<'a> Selector<'a> {
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         let (e, j) = self.find(config)?;
         if self.throughput_model() {
-            let tin = self.throughput_inputs();
+            let tin = self.inputs();
             return Some(
                 throughput::predict_with(p, &e.launches[j], &e.costs[j], config.group_m, &tin)
                     .total,

@@ -28,11 +28,9 @@
 use serde::Serialize;
 
 use crate::dtype::Dtype;
-use crate::hw::{GpuDesc, ModelParams};
 
-use super::constants::ModelConstants;
 use super::family::MmaAtom;
-use super::latency::{ceil_div, output_bytes_per_element};
+use super::latency::{ceil_div, output_bytes_per_element, ModelInputs};
 use super::problem::{Config, Problem};
 
 /// The problem-independent numbers of one launch (a selector computes them once).
@@ -114,14 +112,6 @@ pub struct ThroughputBreakdown {
     pub total: f64,
 }
 
-/// The model's hardware inputs.
-#[derive(Debug, Clone, Copy)]
-pub struct ThroughputInputs<'a> {
-    pub gpu: &'a GpuDesc,
-    pub params: &'a ModelParams,
-    pub constants: &'a ModelConstants,
-}
-
 struct Rates {
     mma: f64,
     warp_mma: f64,
@@ -129,7 +119,7 @@ struct Rates {
     l2_per_sm: f64,
 }
 
-fn rates(hw: &ThroughputInputs<'_>) -> Rates {
+fn rates(hw: &ModelInputs<'_>) -> Rates {
     let k = hw.constants;
     let p = hw.params;
     let or = |v: f64, d: f64| if v > 0.0 { v } else { d };
@@ -201,7 +191,7 @@ pub struct BlockCosts {
 }
 
 impl BlockCosts {
-    pub fn new(l: &LaunchStatic, hw: &ThroughputInputs<'_>) -> BlockCosts {
+    pub fn new(l: &LaunchStatic, hw: &ModelInputs<'_>) -> BlockCosts {
         let k = hw.constants;
         let r = rates(hw);
         let l2_one = l.load_bytes / r.l2_per_sm;
@@ -238,7 +228,7 @@ pub fn predict(
     p: &Problem,
     l: &LaunchStatic,
     group_m: u32,
-    hw: &ThroughputInputs<'_>,
+    hw: &ModelInputs<'_>,
 ) -> ThroughputBreakdown {
     predict_with(p, l, &BlockCosts::new(l, hw), group_m, hw)
 }
@@ -250,7 +240,7 @@ pub fn predict_with(
     l: &LaunchStatic,
     costs: &BlockCosts,
     group_m: u32,
-    hw: &ThroughputInputs<'_>,
+    hw: &ModelInputs<'_>,
 ) -> ThroughputBreakdown {
     let k = hw.constants;
     let sms = u64::from(hw.gpu.sm_count.max(1));
@@ -332,17 +322,12 @@ pub fn predict_with(
 mod tests {
     use super::*;
     use crate::hw::presets::preset;
+    use crate::model::constants::ModelConstants;
     use crate::model::family::mma_sync_atom;
+    use crate::model::latency::Variant;
 
-    fn cfg(bm: u32, bn: u32, bk: u32, w: u32, s: u32) -> Config {
-        Config {
-            block_m: bm,
-            block_n: bn,
-            block_k: bk,
-            group_m: 1,
-            num_warps: w,
-            num_stages: s,
-        }
+    fn cfg(text: &str) -> Config {
+        crate::model::problem::parse_config(text).unwrap()
     }
 
     fn launch(c: &Config, o: u32) -> LaunchStatic {
@@ -359,7 +344,7 @@ mod tests {
 
     #[test]
     fn launch_static_counts() {
-        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        let l = launch(&cfg("128x128x64,w4,s3"), 2);
         assert_eq!(l.mma_per_iter, 512.0); // 8 x 16 x 4 m16n8k16
         assert_eq!(l.load_bytes, 32_768.0);
         // Each of the 2 x 2 warps reads a 64 x 64 A and B fragment of BK = 64.
@@ -377,13 +362,14 @@ mod tests {
         k.tp_mma_cycles = 2.0;
         k.tp_warp_mma_cycles = 10.0;
         k.tp_load_latency_cycles = 800.0;
-        let hw = ThroughputInputs {
+        let hw = ModelInputs {
             gpu: &doc.gpu,
             params: &doc.params,
             constants: &k,
+            variant: Variant::Origami,
         };
         let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
-        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        let l = launch(&cfg("128x128x64,w4,s3"), 2);
         let b = predict(&p, &l, 1, &hw);
         assert_eq!((b.tiles, b.blocks_on_busiest_sm, b.k_iters), (1, 1, 2));
         // Terms for one block: tensor 512 x 2; smem (65536 + 32768) / 128; warp 128 x 10;
@@ -408,16 +394,24 @@ mod tests {
             tp_iter_latency_cycles: 300.0,
             ..ModelConstants::default()
         };
-        let hw = ThroughputInputs {
+        let hw = ModelInputs {
             gpu: &doc.gpu,
             params: &doc.params,
             constants: &k,
+            variant: Variant::Origami,
         };
         for (m, n, kk) in [(1, 4096, 4096), (4096, 4096, 4096), (333, 57344, 8192)] {
             let p = Problem::new(m, n, kk, Dtype::Fp16).unwrap();
             for (bm, bn, bk) in [(64, 64, 32), (128, 256, 64), (32, 128, 128)] {
-                let t =
-                    |s: u32, o: u32| predict(&p, &launch(&cfg(bm, bn, bk, 4, s), o), 8, &hw).total;
+                let t = |s: u32, o: u32| {
+                    predict(
+                        &p,
+                        &launch(&cfg(&format!("{bm}x{bn}x{bk},w4,s{s}")), o),
+                        8,
+                        &hw,
+                    )
+                    .total
+                };
                 assert!(
                     t(3, 1) <= t(2, 1) && t(4, 1) <= t(3, 1),
                     "{m}x{n}x{kk} {bm}x{bn}x{bk}"
@@ -440,13 +434,14 @@ mod tests {
             tp_dram_scale: 50.0,
             ..ModelConstants::default()
         };
-        let hw = ThroughputInputs {
+        let hw = ModelInputs {
             gpu: &doc.gpu,
             params: &doc.params,
             constants: &k,
+            variant: Variant::Origami,
         };
         let p = Problem::new(1, 8192, 8192, Dtype::Fp16).unwrap();
-        let b = predict(&p, &launch(&cfg(32, 64, 64, 4, 3), 4), 1, &hw);
+        let b = predict(&p, &launch(&cfg("32x64x64,w4,s3"), 4), 1, &hw);
         assert_eq!(b.iter_bound, "dram");
         // B alone (128 MiB) is larger than L2: at least the compulsory bytes move.
         assert!(b.dram_bytes >= (8192.0 * 8192.0 + 8192.0 + 8192.0) * 2.0);
@@ -472,12 +467,13 @@ mod tests {
             ..ModelConstants::default()
         };
         let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
-        let l = launch(&cfg(128, 128, 64, 4, 3), 2);
+        let l = launch(&cfg("128x128x64,w4,s3"), 2);
         let at = |k: &ModelConstants| {
-            let hw = ThroughputInputs {
+            let hw = ModelInputs {
                 gpu: &doc.gpu,
                 params: &doc.params,
                 constants: k,
+                variant: Variant::Origami,
             };
             predict(&p, &l, 1, &hw)
         };
