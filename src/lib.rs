@@ -4,10 +4,12 @@
 
 pub mod calibrate;
 pub mod dtype;
+pub mod exit;
 pub mod gemm;
 pub mod gpu;
 pub mod hw;
 pub mod model;
 pub mod perf;
 pub mod report;
+pub mod setup;
 pub mod stats;

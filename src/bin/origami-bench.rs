@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+use origami::exit::ToExit;
 use serde_json::json;
 
 use origami::dtype::Dtype;
@@ -221,7 +222,7 @@ fn runtime(msg: impl std::fmt::Display) -> Fail {
 impl From<GemmError> for Fail {
     fn from(e: GemmError) -> Self {
         Fail {
-            code: e.exit_code() as u8,
+            code: e.exit_code().code(),
             msg: e.to_string(),
         }
     }
@@ -230,7 +231,7 @@ impl From<GemmError> for Fail {
 impl From<GpuError> for Fail {
     fn from(e: GpuError) -> Self {
         Fail {
-            code: e.exit_code() as u8,
+            code: e.exit_code().code(),
             msg: e.to_string(),
         }
     }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use origami::exit::{Exit, ToExit};
 
 use origami::dtype::Dtype;
 use origami::perf::l2::Raster;
@@ -240,12 +241,12 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let bad_input = e
+            let exit = e
                 .downcast_ref::<PerfError>()
-                .map(PerfError::is_bad_input)
-                .unwrap_or(false);
+                .map(|e| e.exit_code())
+                .unwrap_or(Exit::Runtime);
             eprintln!("error: {e:#}");
-            ExitCode::from(if bad_input { 2 } else { 1 })
+            exit.into()
         }
     }
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::assemble::{curve_coeff, params_from_medians};
 use super::results as r;
+use crate::exit::{Exit, ToExit};
 use crate::hw::load::{load_file, HwError, HwFile};
 use crate::hw::schema::{HwDoc, ProvenanceKind, PARAM_NAMES};
 
@@ -47,12 +48,12 @@ pub enum CheckError {
     },
 }
 
-impl CheckError {
-    /// 3 for unstable measurements, 2 for anything else wrong with the file.
-    pub fn exit_code(&self) -> i32 {
+impl ToExit for CheckError {
+    /// Unstable measurements, or bad input for anything else wrong with the file.
+    fn exit_code(&self) -> Exit {
         match self {
-            CheckError::Unstable { .. } => 3,
-            _ => 2,
+            CheckError::Unstable { .. } => Exit::Unstable,
+            _ => Exit::BadInput,
         }
     }
 }
@@ -257,7 +258,7 @@ mod tests {
         let mut doc = assemble(&full_results(), &info()).unwrap();
         doc.params.l2_perf_ratio *= 1.1;
         let e = check_doc(&doc, p(), &OPTS).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.exit_code().code(), 2);
         assert!(
             e.to_string().contains("l2_perf_ratio") && e.to_string().contains("disagrees"),
             "{e}"
@@ -269,7 +270,7 @@ mod tests {
         let mut doc = assemble(&full_results(), &info()).unwrap();
         doc.measurements[1].summary.cov = 0.05;
         let e = check_doc(&doc, p(), &OPTS).unwrap_err();
-        assert_eq!(e.exit_code(), 3);
+        assert_eq!(e.exit_code().code(), 3);
         assert!(e.to_string().contains(r::L2_READ), "{e}");
     }
 
@@ -309,7 +310,13 @@ mod tests {
                 require_measured: true,
                 ..OPTS
             };
-            assert_eq!(check_doc(&doc, p(), &strict).unwrap_err().exit_code(), 2);
+            assert_eq!(
+                check_doc(&doc, p(), &strict)
+                    .unwrap_err()
+                    .exit_code()
+                    .code(),
+                2
+            );
         }
     }
 }

@@ -15,6 +15,7 @@ use super::bench::{Bench, BenchConfig};
 use super::check::{check_file, CheckOptions};
 use super::stability::Policy;
 use super::{run_on, text, CalibError};
+use crate::exit::{Exit, ToExit};
 use crate::gpu::{self, Gpu};
 use crate::hw::schema::HwDoc;
 
@@ -184,7 +185,7 @@ pub fn main_with(argv: Vec<OsString>) -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("origami-calibrate: error: {e}");
-            e.exit_code()
+            i32::from(e.exit_code().code())
         }
     }
 }
@@ -211,7 +212,7 @@ pub fn run(args: &Args, command: &str) -> Result<i32, CalibError> {
         let r = gpu::probe::probe_all();
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
         return Ok(if r.devices.is_empty() {
-            gpu::EXIT_NO_GPU
+            i32::from(Exit::NoGpu.code())
         } else {
             0
         });
@@ -384,7 +385,7 @@ fn run_check(args: &Args) -> i32 {
             }
             Err(e) => {
                 eprintln!("origami-calibrate: check failed: {e}");
-                worst = worst.max(e.exit_code());
+                worst = worst.max(i32::from(e.exit_code().code()));
             }
         }
     }
@@ -433,16 +434,28 @@ mod tests {
 
     #[test]
     fn usage_errors_exit_2() {
-        assert_eq!(parse(&["--runs", "1"]).config().unwrap_err().exit_code(), 2);
         assert_eq!(
-            parse(&["--device", "x"]).config().unwrap_err().exit_code(),
+            parse(&["--runs", "1"])
+                .config()
+                .unwrap_err()
+                .exit_code()
+                .code(),
+            2
+        );
+        assert_eq!(
+            parse(&["--device", "x"])
+                .config()
+                .unwrap_err()
+                .exit_code()
+                .code(),
             2
         );
         assert_eq!(
             parse(&["--runs", "10", "--max-samples", "5"])
                 .config()
                 .unwrap_err()
-                .exit_code(),
+                .exit_code()
+                .code(),
             2
         );
         assert_eq!(

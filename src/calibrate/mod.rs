@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::exit::{Exit, ToExit};
 use crate::gpu::{Gpu, GpuError};
 use bench::{Bench, BenchConfig, Runner};
 use results::Results;
@@ -50,14 +51,13 @@ pub enum CalibError {
     },
 }
 
-impl CalibError {
-    /// The process exit code.
-    pub fn exit_code(&self) -> i32 {
+impl ToExit for CalibError {
+    fn exit_code(&self) -> Exit {
         match self {
             CalibError::Gpu(e) => e.exit_code(),
-            CalibError::Unstable { .. } => 3,
-            CalibError::Usage(_) => 2,
-            _ => 1,
+            CalibError::Unstable { .. } => Exit::Unstable,
+            CalibError::Usage(_) => Exit::BadInput,
+            _ => Exit::Runtime,
         }
     }
 }

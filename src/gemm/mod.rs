@@ -21,6 +21,7 @@ pub mod runner;
 pub mod sweep;
 pub mod verify;
 
+use crate::exit::{Exit, ToExit};
 use crate::gpu::GpuError;
 
 /// What can go wrong in the runner.
@@ -44,13 +45,13 @@ pub enum GemmError {
     Runtime(String),
 }
 
-impl GemmError {
-    /// Process exit code (DESIGN.md): 2 bad input, 4 no GPU/library, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+impl ToExit for GemmError {
+    /// Bad input, the GPU layer's own code (no GPU or library), a run-time failure otherwise.
+    fn exit_code(&self) -> Exit {
         match self {
-            GemmError::BadInput(_) => 2,
+            GemmError::BadInput(_) => Exit::BadInput,
             GemmError::Gpu(e) => e.exit_code(),
-            _ => 1,
+            _ => Exit::Runtime,
         }
     }
 }

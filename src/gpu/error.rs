@@ -1,10 +1,8 @@
-//! Typed errors of the GPU layer, with the process exit code each one maps to
-//! (DESIGN.md, "Exit codes": 4 when the GPU or a CUDA library is missing).
+//! Typed errors of the GPU layer, with the row of the exit-code table (`crate::exit`) each
+//! one maps to: no GPU when the GPU or a CUDA library is missing.
 
+use crate::exit::{Exit, ToExit};
 use cudarc::driver::DriverError;
-
-/// Exit code for "no GPU, or a CUDA library missing".
-pub const EXIT_NO_GPU: i32 = 4;
 
 /// What went wrong in the GPU layer.
 #[derive(Debug, thiserror::Error)]
@@ -58,20 +56,21 @@ pub enum GpuError {
     },
 }
 
-impl GpuError {
-    /// The process exit code for this error: 4 for a missing GPU, driver or library (or a
-    /// toolchain that cannot target the GPU), 2 for a device ordinal that does not exist,
-    /// 1 for anything that failed at run time.
-    pub fn exit_code(&self) -> i32 {
+impl ToExit for GpuError {
+    /// No GPU for a missing GPU, driver or library (or a toolchain that cannot target the
+    /// GPU), bad input for a device ordinal that does not exist, a run-time failure else.
+    fn exit_code(&self) -> Exit {
         match self {
             GpuError::MissingLibrary { .. }
             | GpuError::NoDevice { .. }
-            | GpuError::Unsupported(_) => EXIT_NO_GPU,
-            GpuError::BadOrdinal { .. } => 2,
-            _ => 1,
+            | GpuError::Unsupported(_) => Exit::NoGpu,
+            GpuError::BadOrdinal { .. } => Exit::BadInput,
+            _ => Exit::Runtime,
         }
     }
+}
 
+impl GpuError {
     /// Wrap a driver error with what was being done.
     pub fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
         let during = during.into();
@@ -90,7 +89,7 @@ mod tests {
             candidates: "libx.so".into(),
             hint: "install x",
         };
-        assert_eq!(missing.exit_code(), 4);
+        assert_eq!(missing.exit_code().code(), 4);
         assert!(
             missing.to_string().contains("libx.so") && missing.to_string().contains("install x")
         );
@@ -98,7 +97,8 @@ mod tests {
             GpuError::NoDevice {
                 detail: "0 devices".into()
             }
-            .exit_code(),
+            .exit_code()
+            .code(),
             4
         );
         assert_eq!(
@@ -106,9 +106,10 @@ mod tests {
                 ordinal: 3,
                 count: 1
             }
-            .exit_code(),
+            .exit_code()
+            .code(),
             2
         );
-        assert_eq!(GpuError::UnknownSource("q".into()).exit_code(), 1);
+        assert_eq!(GpuError::UnknownSource("q".into()).exit_code().code(), 1);
     }
 }

@@ -28,7 +28,7 @@ pub mod nvml;
 pub mod probe;
 
 pub use context::{DeviceBuffer, Gpu, Graph, KernelArgs, LaunchDims};
-pub use error::{GpuError, EXIT_NO_GPU};
+pub use error::GpuError;
 pub use module::{Kernel, KernelAttrs, Module, ModuleOrigin, ModuleSpec, SourceRef};
 pub use nvml::ClockSample;
 pub use probe::{device_props, Library};

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 use cudarc::driver::{result, sys};
 
 use super::error::GpuError;
+#[cfg(test)]
+use crate::exit::ToExit;
 use crate::hw::DeviceProps;
 
 /// A run-time library the GPU layer may need.
@@ -326,7 +328,7 @@ mod tests {
         let e = missing(Library::Nvrtc).to_string();
         assert!(e.contains("libnvrtc"), "{e}");
         assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
-        assert_eq!(missing(Library::Driver).exit_code(), 4);
+        assert_eq!(missing(Library::Driver).exit_code().code(), 4);
     }
 
     #[test]
@@ -336,8 +338,8 @@ mod tests {
         let r = probe_all();
         if !r.driver {
             assert!(r.devices.is_empty());
-            assert!(matches!(device_count(), Err(e) if e.exit_code() == 4));
-            assert!(matches!(device_props(0), Err(e) if e.exit_code() == 4));
+            assert!(matches!(device_count(), Err(e) if e.exit_code().code() == 4));
+            assert!(matches!(device_props(0), Err(e) if e.exit_code().code() == 4));
         }
     }
 }

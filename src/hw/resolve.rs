@@ -93,6 +93,13 @@ pub enum ResolveError {
     File(#[from] HwError),
 }
 
+impl crate::exit::ToExit for ResolveError {
+    /// An unknown GPU name or a bad file: bad input either way.
+    fn exit_code(&self) -> crate::exit::Exit {
+        crate::exit::Exit::BadInput
+    }
+}
+
 fn all_tiers(t: &Tier) -> BTreeMap<&'static str, Tier> {
     PARAM_NAMES.iter().map(|n| (*n, t.clone())).collect()
 }

@@ -46,9 +46,12 @@ pub enum PerfError {
     },
 }
 
-impl PerfError {
-    /// True for errors caused by the user's input (exit code 2).
-    pub fn is_bad_input(&self) -> bool {
-        !matches!(self, PerfError::Io { .. })
+impl crate::exit::ToExit for PerfError {
+    /// Bad input, but for a failed read or write (run-time failure).
+    fn exit_code(&self) -> crate::exit::Exit {
+        match self {
+            PerfError::Io { .. } => crate::exit::Exit::Runtime,
+            _ => crate::exit::Exit::BadInput,
+        }
     }
 }
