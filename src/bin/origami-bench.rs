@@ -28,7 +28,7 @@ use origami::hw::{resolve, ResolveInput, Resolved, HW_PARAMS_ENV};
 use origami::model::family::family;
 use origami::model::problem::{parse_config, parse_dim};
 use origami::model::shapes::read_shapes;
-use origami::model::{Config, ModelConstants, Problem, Selector, Variant};
+use origami::model::{Config, ModelConstants, Problem, Scoring, Selector, Variant};
 use origami::report::bench as out;
 use origami::report::plots;
 
@@ -926,7 +926,7 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
     let constants_of_state =
         |st: &FitState| st.model_constants().map_err(|e| runtime(e.to_string()));
     let mut mc2 = constants_of_state(&state)?;
-    if mc2.throughput_model == 1.0 {
+    if mc2.scoring() == Scoring::Throughput {
         // The ranking does not depend on the scale: set it so that predictions are
         // microseconds on the fitting shapes (median measured / predicted = 1).
         let s = Selector::new(fam, &res.gpu, &state.params, &mc2, variant, dtype)

@@ -12,51 +12,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
-use crate::model::constants::ConstantError;
-use crate::model::{KernelFamily, ModelConstants, Problem, Selector, Variant};
+use crate::model::constants::{refit_knobs, ConstantError};
+use crate::model::{KernelFamily, ModelConstants, Problem, Scoring, Selector, Variant};
 use crate::stats::{kendall_tau_b, mean};
 
 use super::sweep::ConfigRow;
 
-/// The knobs the fit moves: model constants and the five parameters, by schema name.
-pub const FIT_CONSTANTS: [&str; 12] = [
-    "loop_overhead_cycles",
-    "prologue_factor",
-    "epilogue_count",
-    "occupancy_decay",
-    "l2_hit_floor",
-    "setup_cycles",
-    // The pipeline and launch model (0 / 1 = off: start the fit from a file that sets them
-    // to move them).
-    "stage_latency_cycles",
-    "wgmma_speedup",
-    "launch_wide_tile_area",
-    "stage_rank_2",
-    "stage_rank_3",
-    "stage_rank_4",
-];
-/// The knobs of the throughput model (`model::throughput`), moved instead of the latency
-/// model's when the starting constants set `throughput_model` to 1.
-pub const FIT_THROUGHPUT_CONSTANTS: [&str; 17] = [
-    "tp_mma_cycles",
-    "tp_warp_mma_cycles",
-    "tp_load_latency_cycles",
-    "tp_iter_cycles",
-    "tp_warp_iter_cycles",
-    "tp_iter_latency_cycles",
-    "tp_epilogue_cycles",
-    "tp_block_setup_cycles",
-    "tp_fragment_read_weight",
-    "tp_l2_sm_share",
-    "tp_stage_exponent",
-    "tp_prologue_loads",
-    "tp_prologue_transfer",
-    "tp_dram_scale",
-    "tp_smooth_exponent",
-    "tp_wgmma_min_n",
-    "wgmma_speedup",
-];
-/// Parameters the fit moves.
+/// Parameters the fit moves (with the latency model only, before its constants). The
+/// constants it moves, and their order, are the table's (`model::constants::refit_knobs`):
+/// with the latency model the pipeline and launch knobs are among them (0 / 1 = off: start
+/// the fit from a file that sets them to move them); with the throughput model
+/// (`throughput_model` = 1 in the starting constants) the `tp_*` knobs and `wgmma_speedup`.
 pub const FIT_PARAMS: [&str; 5] = [
     "mma_latency",
     "l2_perf_ratio",
@@ -384,15 +350,17 @@ pub fn fit(
     let mut state = start;
     let mut best = eval(&state).expect("the starting model is valid");
     let mut steps = Vec::new();
-    let throughput = state.get("throughput_model") == 1.0;
-    let knobs: Vec<&str> = if throughput {
-        FIT_THROUGHPUT_CONSTANTS.to_vec()
-    } else {
-        FIT_PARAMS
+    let scoring = state
+        .model_constants()
+        .expect("the starting model is valid")
+        .scoring();
+    let knobs: Vec<&str> = match scoring {
+        Scoring::Throughput => refit_knobs(scoring),
+        Scoring::Latency => FIT_PARAMS
             .iter()
-            .chain(FIT_CONSTANTS.iter())
             .copied()
-            .collect()
+            .chain(refit_knobs(scoring))
+            .collect(),
     };
     for _ in 0..rounds {
         let mut moved = false;
@@ -498,6 +466,50 @@ mod tests {
         assert!(after.abf_mean > 0.99, "{after:?}");
         let j = state.override_json(&start);
         assert!(j.is_object());
+    }
+
+    #[test]
+    fn knob_order_is_pinned() {
+        // The coordinate descent's output depends on this order (the refit golden cases).
+        assert_eq!(
+            refit_knobs(Scoring::Latency),
+            [
+                "loop_overhead_cycles",
+                "prologue_factor",
+                "epilogue_count",
+                "occupancy_decay",
+                "l2_hit_floor",
+                "setup_cycles",
+                "stage_latency_cycles",
+                "wgmma_speedup",
+                "launch_wide_tile_area",
+                "stage_rank_2",
+                "stage_rank_3",
+                "stage_rank_4",
+            ]
+        );
+        assert_eq!(
+            refit_knobs(Scoring::Throughput),
+            [
+                "tp_mma_cycles",
+                "tp_warp_mma_cycles",
+                "tp_load_latency_cycles",
+                "tp_iter_cycles",
+                "tp_warp_iter_cycles",
+                "tp_iter_latency_cycles",
+                "tp_epilogue_cycles",
+                "tp_block_setup_cycles",
+                "tp_fragment_read_weight",
+                "tp_l2_sm_share",
+                "tp_stage_exponent",
+                "tp_prologue_loads",
+                "tp_prologue_transfer",
+                "tp_dram_scale",
+                "tp_smooth_exponent",
+                "tp_wgmma_min_n",
+                "wgmma_speedup",
+            ]
+        );
     }
 
     #[test]

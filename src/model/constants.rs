@@ -1,196 +1,379 @@
-//! The empirical constants of the Origami latency model, in one place with their source.
+//! The empirical constants of the models, in one table with their source.
 //!
-//! All come from the tritonBLAS/Origami C++ source (`gemm.cpp`), as catalogued in seed 000
-//! appendix C.4; none is documented in the tritonBLAS paper. Each can be overridden by name
-//! from the hardware JSON (`"constants": {"loop_overhead_cycles": 350}`), so that values
-//! fitted to NVIDIA measurements live in calibration files, not in code.
+//! The `latency` group comes from the tritonBLAS/Origami C++ source (`gemm.cpp`), as
+//! catalogued in the NVIDIA port report (appendix C.4); none is documented in the tritonBLAS
+//! paper. The `launch` group (pipeline depth, tensor-core path, launch preference, the
+//! phase-2 tie rule) and the `throughput` group (`tp_*`, the SM-throughput model) are this
+//! project's. Each can be overridden by name from the hardware JSON
+//! (`"constants": {"loop_overhead_cycles": 350}`), so that values fitted to NVIDIA
+//! measurements live in calibration files, not in code.
+//!
+//! One row of `model_constants!` defines a constant: its field (name, type, doc), default,
+//! group, unit, allowed range and place in the refit's knob list. The struct, `Default`,
+//! the names, get and set by name and the metadata list `CONSTANTS` are generated from it.
 
 use std::collections::BTreeMap;
 
-/// Empirical constants of Algorithms 5-9.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ModelConstants {
-    /// Prologue = this x L_mem (pipeline fill). Source: gemm.cpp, "1.5 chosen empirically".
-    pub prologue_factor: f64,
-    /// The epilogue is counted this many times in L_tile. Source: gemm.cpp.
-    pub epilogue_count: f64,
-    /// Prologue and epilogue are scaled by this ^ occupancy. Source: gemm.cpp.
-    pub occupancy_decay: f64,
-    /// Blocks resident per SM assumed by the occupancy discount (gemm.cpp default 1).
-    pub occupancy: f64,
-    /// Loop overhead per K iteration, cycles. Source: gemm.cpp ("7 instructions ... 4 cycles").
-    pub loop_overhead_cycles: f64,
-    /// Thread-block setup latency, cycles. Source: gemm.cpp (`L_WG_setup = 1`).
-    pub setup_cycles: f64,
-    /// K zero-padding penalty scale: (K mod BK)/K x this, cycles. Source: gemm.cpp.
-    pub k_padding_cycles: f64,
-    /// A hit rate that comes out exactly 0 becomes this (origami variant; gemm.cpp floor).
-    /// Seed 000 read it as a cap applied when the working set exceeds L2 (seed variant).
-    pub l2_hit_floor: f64,
-    /// Global hit-rate bound when one full pass of A and B tiles exceeds L2 (gemm.cpp
-    /// `compute_l2_hit_rate_global`, origami variant only).
-    pub l2_global_overflow_hit: f64,
-    /// Configs within this fraction of the best latency are re-ranked (origami variant).
-    pub tie_band: f64,
-    /// Memory transactions are rounded up to this many bytes. Source: gemm.cpp.
-    pub transaction_bytes: f64,
-    /// Minimum bytes loaded per SM per iteration. Source: seed 000 section 3.4.
-    pub min_load_per_sm_bytes: f64,
-    /// Pipeline model (this project, issue 4; 0 = off, as in seed 000 and gemm.cpp): the
-    /// latency of one load round trip, cycles. With S stages the loads of a K tile have the
-    /// S - 1 iterations of the other buffers to arrive, so an iteration cannot be shorter
-    /// than (this + L_mem + L_compute) / (S - 1). Fitted per GPU and kernel family.
-    pub stage_latency_cycles: f64,
-    /// Tensor-core speed of configs that a family runs on Hopper's wgmma path relative to
-    /// mma.sync (Triton: BLOCK_M >= 64 with whole warpgroups); 1 = not modelled.
-    pub wgmma_speedup: f64,
-    /// Launch preference among configs of one tile (ties of the latency model): tiles of at
-    /// least this many output elements (BM x BN) prefer 8 warps, smaller ones 4.
-    pub launch_wide_tile_area: f64,
-    /// Launch preference: rank of 2, 3 and 4 pipeline stages (lower is preferred).
-    pub stage_rank_2: f64,
-    pub stage_rank_3: f64,
-    pub stage_rank_4: f64,
-    /// Phase 2: 1 sends a tie in footprint cost to the largest GROUP_SIZE_M, 0 (seed 000's
-    /// rule) to the smallest.
-    pub phase2_prefer_larger_group: f64,
-    /// Throughput model switch (this project, issue 4; `throughput.rs`): 1 scores every
-    /// launch with the SM-throughput model (occupancy, pipeline depth, warps), 0 (default)
-    /// with the Origami latency model.
-    pub throughput_model: f64,
-    /// Throughput model: SM cycles per MMA atom at the tensor cores' sustained rate; 0 =
-    /// mma_latency / tensor cores per SM (Algorithm 3's figure).
-    pub tp_mma_cycles: f64,
-    /// Throughput model: cycles one warp needs per MMA of its own chain; 0 = mma_latency.
-    pub tp_warp_mma_cycles: f64,
-    /// Throughput model: round trip of one stage's loads, cycles; 0 = hbm_latency_penalty.
-    pub tp_load_latency_cycles: f64,
-    /// Throughput model: SM cycles one block spends per K iteration outside the MMAs
-    /// (barrier, address and loop instructions); shared by the resident blocks.
-    pub tp_iter_cycles: f64,
-    /// Throughput model: SM cycles per warp and K iteration outside the MMAs (instructions
-    /// every warp issues: its loads, addresses, the barrier); shared like `tp_iter_cycles`.
-    pub tp_warp_iter_cycles: f64,
-    /// Throughput model: latency a block adds per K iteration after its last MMA (pipeline
-    /// drain at the barrier); hidden by other resident blocks.
-    pub tp_iter_latency_cycles: f64,
-    /// Throughput model: epilogue cycles per 4096 output elements of a block.
-    pub tp_epilogue_cycles: f64,
-    /// Throughput model: cycles to start a block.
-    pub tp_block_setup_cycles: f64,
-    /// Throughput model: shared-memory bytes per cycle per SM (128 on sm_80 and later).
-    pub tp_smem_bytes_per_cycle: f64,
-    /// Throughput model: weight of the warps' fragment reads (ldmatrix) against the copies'
-    /// shared-memory writes.
-    pub tp_fragment_read_weight: f64,
-    /// Throughput model: an SM's L2 bandwidth as a share of l2_perf_ratio / SMs.
-    pub tp_l2_sm_share: f64,
-    /// Throughput model: S stages hide a load over (S - 1)^this iterations.
-    pub tp_stage_exponent: f64,
-    /// Throughput model: pipeline fill, in load round trips per block.
-    pub tp_prologue_loads: f64,
-    /// Throughput model: the fill also waits for this many stages' bytes to cross the SM's
-    /// L2 share (0 = latency only).
-    pub tp_prologue_transfer: f64,
-    /// Throughput model: multiplier of the DRAM time (1 = the measured bandwidth).
-    pub tp_dram_scale: f64,
-    /// Throughput model: configs on wgmma cost at least this BLOCK_N per instruction
-    /// (0 = their own).
-    pub tp_wgmma_min_n: f64,
-    /// Throughput model: 0 takes the largest bound (per iteration, and SM against DRAM);
-    /// p > 0 their p-norm.
-    pub tp_smooth_exponent: f64,
-    /// Throughput model: multiplier of the whole prediction (absolute calibration; no
-    /// effect on the ranking).
-    pub tp_time_scale: f64,
+pub use super::modes::{Phase2Tie, Scoring};
+
+/// Which part of the model a constant belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConstantGroup {
+    /// The Origami latency model (`gemm.cpp`'s constants).
+    Latency,
+    /// Launches of one tile: pipeline depth, tensor-core path, launch preference, phase 2.
+    Launch,
+    /// The SM-throughput model (`tp_*`) and its switch.
+    Throughput,
 }
 
-impl Default for ModelConstants {
-    fn default() -> Self {
-        ModelConstants {
-            prologue_factor: 1.5,
-            epilogue_count: 2.0,
-            occupancy_decay: 0.95,
-            occupancy: 1.0,
-            loop_overhead_cycles: 500.0,
-            setup_cycles: 1.0,
-            k_padding_cycles: 50_000.0,
-            l2_hit_floor: 0.5,
-            l2_global_overflow_hit: 0.1,
-            tie_band: 0.01,
-            transaction_bytes: 128.0,
-            min_load_per_sm_bytes: 128.0,
-            stage_latency_cycles: 0.0,
-            wgmma_speedup: 1.0,
-            launch_wide_tile_area: 16384.0,
-            stage_rank_2: 3.0,
-            stage_rank_3: 1.0,
-            stage_rank_4: 2.0,
-            phase2_prefer_larger_group: 0.0,
-            throughput_model: 0.0,
-            tp_mma_cycles: 0.0,
-            tp_warp_mma_cycles: 0.0,
-            tp_load_latency_cycles: 0.0,
-            tp_iter_cycles: 0.0,
-            tp_warp_iter_cycles: 0.0,
-            tp_iter_latency_cycles: 0.0,
-            tp_epilogue_cycles: 0.0,
-            tp_block_setup_cycles: 0.0,
-            tp_smem_bytes_per_cycle: 128.0,
-            tp_fragment_read_weight: 1.0,
-            tp_l2_sm_share: 1.0,
-            tp_stage_exponent: 1.0,
-            tp_prologue_loads: 1.0,
-            tp_prologue_transfer: 0.0,
-            tp_dram_scale: 1.0,
-            tp_wgmma_min_n: 0.0,
-            tp_smooth_exponent: 0.0,
-            tp_time_scale: 1.0,
+impl ConstantGroup {
+    pub fn name(self) -> &'static str {
+        match self {
+            ConstantGroup::Latency => "latency",
+            ConstantGroup::Launch => "launch",
+            ConstantGroup::Throughput => "throughput",
         }
     }
 }
 
-/// Names accepted in the hardware JSON's `constants` object.
-pub const CONSTANT_NAMES: [&str; 38] = [
-    "prologue_factor",
-    "epilogue_count",
-    "occupancy_decay",
-    "occupancy",
-    "loop_overhead_cycles",
-    "setup_cycles",
-    "k_padding_cycles",
-    "l2_hit_floor",
-    "l2_global_overflow_hit",
-    "tie_band",
-    "transaction_bytes",
-    "min_load_per_sm_bytes",
-    "stage_latency_cycles",
-    "wgmma_speedup",
-    "launch_wide_tile_area",
-    "stage_rank_2",
-    "stage_rank_3",
-    "stage_rank_4",
-    "phase2_prefer_larger_group",
-    "throughput_model",
-    "tp_mma_cycles",
-    "tp_warp_mma_cycles",
-    "tp_load_latency_cycles",
-    "tp_iter_cycles",
-    "tp_warp_iter_cycles",
-    "tp_iter_latency_cycles",
-    "tp_epilogue_cycles",
-    "tp_block_setup_cycles",
-    "tp_smem_bytes_per_cycle",
-    "tp_fragment_read_weight",
-    "tp_l2_sm_share",
-    "tp_stage_exponent",
-    "tp_prologue_loads",
-    "tp_prologue_transfer",
-    "tp_dram_scale",
-    "tp_wgmma_min_n",
-    "tp_smooth_exponent",
-    "tp_time_scale",
-];
+/// The values a constant accepts. Every constant is a finite non-negative number; a range
+/// narrows that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueRange {
+    /// A number between `min` and `max`, each bound included when its flag says so.
+    Interval {
+        min: f64,
+        min_inclusive: bool,
+        max: f64,
+        max_inclusive: bool,
+    },
+    /// A mode switch: 0 or 1.
+    Switch,
+}
+
+impl ValueRange {
+    /// [0, inf).
+    pub const NON_NEGATIVE: ValueRange = ValueRange::Interval {
+        min: 0.0,
+        min_inclusive: true,
+        max: f64::INFINITY,
+        max_inclusive: false,
+    };
+    /// (0, inf): shares, rates and scales that divide or multiply the whole prediction.
+    pub const POSITIVE: ValueRange = ValueRange::Interval {
+        min: 0.0,
+        min_inclusive: false,
+        max: f64::INFINITY,
+        max_inclusive: false,
+    };
+    /// [0, 1]: hit rates, the tie band, the occupancy decay.
+    pub const FRACTION: ValueRange = ValueRange::Interval {
+        min: 0.0,
+        min_inclusive: true,
+        max: 1.0,
+        max_inclusive: true,
+    };
+    /// [1, inf): transaction sizes and speedups.
+    pub const AT_LEAST_ONE: ValueRange = ValueRange::Interval {
+        min: 1.0,
+        min_inclusive: true,
+        max: f64::INFINITY,
+        max_inclusive: false,
+    };
+    /// {0, 1}.
+    pub const SWITCH: ValueRange = ValueRange::Switch;
+
+    /// `Ok` when `v` lies in the range, else why not.
+    pub fn check(&self, v: f64) -> Result<(), String> {
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("must be a finite non-negative number (got {v})"));
+        }
+        match *self {
+            ValueRange::Switch => {
+                if v != 0.0 && v != 1.0 {
+                    return Err(format!("must be 0 or 1 (got {v})"));
+                }
+            }
+            ValueRange::Interval {
+                min,
+                min_inclusive,
+                max,
+                max_inclusive,
+            } => {
+                if v > max || (v == max && !max_inclusive) {
+                    return Err(if max_inclusive {
+                        format!("must be at most {max} (got {v})")
+                    } else {
+                        format!("must be below {max} (got {v})")
+                    });
+                }
+                if v < min || (v == min && !min_inclusive) {
+                    return Err(match (min_inclusive, min == 0.0) {
+                        (false, true) => "must be positive".into(),
+                        (false, false) => format!("must be above {min} (got {v})"),
+                        (true, _) => format!("must be at least {min} (got {v})"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `v` lies in the range.
+    pub fn contains(&self, v: f64) -> bool {
+        self.check(v).is_ok()
+    }
+}
+
+/// The definition of one constant (a row of the table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConstantDef {
+    /// Field name and name in the hardware JSON.
+    pub name: &'static str,
+    pub group: ConstantGroup,
+    /// Default value (switches as 0 or 1).
+    pub default: f64,
+    pub range: ValueRange,
+    pub unit: &'static str,
+    /// The field's doc comment, line by line.
+    pub doc_lines: &'static [&'static str],
+    /// Knob of `origami-bench refit` when it fits that scoring model, at that position of
+    /// its coordinate-descent pass (1 first; the order pins the fit's output).
+    pub fit: &'static [(Scoring, u8)],
+}
+
+impl ConstantDef {
+    /// The doc comment as one line.
+    pub fn doc(&self) -> String {
+        self.doc_lines
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// How a field's value reads and writes as a JSON number.
+pub trait ConstantValue: Copy {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl ConstantValue for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// 1 is the throughput model; anything else the latency model.
+impl ConstantValue for Scoring {
+    fn from_f64(v: f64) -> Self {
+        if v == 1.0 {
+            Scoring::Throughput
+        } else {
+            Scoring::Latency
+        }
+    }
+    fn to_f64(self) -> f64 {
+        match self {
+            Scoring::Latency => 0.0,
+            Scoring::Throughput => 1.0,
+        }
+    }
+}
+
+/// 1 sends ties to the larger group; anything else to the smaller.
+impl ConstantValue for Phase2Tie {
+    fn from_f64(v: f64) -> Self {
+        if v == 1.0 {
+            Phase2Tie::LargerGroup
+        } else {
+            Phase2Tie::SmallerGroup
+        }
+    }
+    fn to_f64(self) -> f64 {
+        match self {
+            Phase2Tie::SmallerGroup => 0.0,
+            Phase2Tie::LargerGroup => 1.0,
+        }
+    }
+}
+
+/// Generates `ModelConstants`, its `Default`, `CONSTANTS`, `CONSTANT_NAMES` and get/store
+/// by name from rows of
+/// `/// doc` `name: type = default, Group, "unit", RANGE, fit [Scoring position, ...];`
+/// (the `fit` part optional).
+macro_rules! model_constants {
+    ($(
+        $(#[doc = $doc:literal])+
+        $name:ident: $ty:ty = $default:literal, $group:ident, $unit:literal, $range:ident
+        $(, fit [$($fit_model:ident $fit_pos:literal),+])?;
+    )+) => {
+        /// The empirical constants of the models (one field per row of the table).
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct ModelConstants {
+            $(
+                $(#[doc = $doc])+
+                pub $name: $ty,
+            )+
+        }
+
+        impl Default for ModelConstants {
+            fn default() -> Self {
+                ModelConstants {
+                    $($name: <$ty as ConstantValue>::from_f64($default),)+
+                }
+            }
+        }
+
+        /// Every constant's definition, in the table's order.
+        pub const CONSTANTS: &[ConstantDef] = &[$(
+            ConstantDef {
+                name: stringify!($name),
+                group: ConstantGroup::$group,
+                default: $default,
+                range: ValueRange::$range,
+                unit: $unit,
+                doc_lines: &[$($doc),+],
+                fit: &[$($((Scoring::$fit_model, $fit_pos)),+)?],
+            },
+        )+];
+
+        /// Names accepted in the hardware JSON's `constants` object, in the table's order.
+        pub const CONSTANT_NAMES: [&str; CONSTANTS.len()] = [$(stringify!($name)),+];
+
+        impl ModelConstants {
+            /// Value of a constant by name (switches as 0 or 1).
+            pub fn get(&self, name: &str) -> Option<f64> {
+                match name {
+                    $(stringify!($name) => Some(ConstantValue::to_f64(self.$name)),)+
+                    _ => None,
+                }
+            }
+
+            /// Store a value by name without checking it; false for an unknown name.
+            fn store(&mut self, name: &str, v: f64) -> bool {
+                match name {
+                    $(stringify!($name) => self.$name = ConstantValue::from_f64(v),)+
+                    _ => return false,
+                }
+                true
+            }
+        }
+    };
+}
+
+model_constants! {
+    /// Prologue = this x L_mem (pipeline fill). Source: gemm.cpp, "1.5 chosen empirically".
+    prologue_factor: f64 = 1.5, Latency, "x L_mem", NON_NEGATIVE, fit [Latency 2];
+    /// The epilogue is counted this many times in L_tile. Source: gemm.cpp.
+    epilogue_count: f64 = 2.0, Latency, "count", NON_NEGATIVE, fit [Latency 3];
+    /// Prologue and epilogue are scaled by this ^ occupancy. Source: gemm.cpp.
+    occupancy_decay: f64 = 0.95, Latency, "factor", FRACTION, fit [Latency 4];
+    /// Blocks resident per SM assumed by the occupancy discount (gemm.cpp default 1).
+    occupancy: f64 = 1.0, Latency, "blocks per SM", NON_NEGATIVE;
+    /// Loop overhead per K iteration, cycles. Source: gemm.cpp ("7 instructions ... 4 cycles").
+    loop_overhead_cycles: f64 = 500.0, Latency, "cycles", NON_NEGATIVE, fit [Latency 1];
+    /// Thread-block setup latency, cycles. Source: gemm.cpp (`L_WG_setup = 1`).
+    setup_cycles: f64 = 1.0, Latency, "cycles", NON_NEGATIVE, fit [Latency 6];
+    /// K zero-padding penalty scale: (K mod BK)/K x this, cycles. Source: gemm.cpp.
+    k_padding_cycles: f64 = 50_000.0, Latency, "cycles", NON_NEGATIVE;
+    /// A hit rate that comes out exactly 0 becomes this (origami variant; gemm.cpp floor).
+    /// The NVIDIA port report read it as a cap applied when the working set exceeds L2
+    /// (seed variant).
+    l2_hit_floor: f64 = 0.5, Latency, "hit rate", FRACTION, fit [Latency 5];
+    /// Global hit-rate bound when one full pass of A and B tiles exceeds L2 (gemm.cpp
+    /// `compute_l2_hit_rate_global`, origami variant only).
+    l2_global_overflow_hit: f64 = 0.1, Latency, "hit rate", FRACTION;
+    /// Configs within this fraction of the best latency are re-ranked (origami variant).
+    tie_band: f64 = 0.01, Latency, "fraction", FRACTION;
+    /// Memory transactions are rounded up to this many bytes. Source: gemm.cpp.
+    transaction_bytes: f64 = 128.0, Latency, "bytes", AT_LEAST_ONE;
+    /// Minimum bytes loaded per SM per iteration. Source: the NVIDIA port report, section 3.4.
+    min_load_per_sm_bytes: f64 = 128.0, Latency, "bytes", NON_NEGATIVE;
+    /// Pipeline model (this project; 0 = off, as in the NVIDIA port report and gemm.cpp):
+    /// the latency of one load round trip, cycles. With S stages the loads of a K tile have
+    /// the S - 1 iterations of the other buffers to arrive, so an iteration cannot be
+    /// shorter than (this + L_mem + L_compute) / (S - 1). Fitted per GPU and kernel family.
+    stage_latency_cycles: f64 = 0.0, Launch, "cycles", NON_NEGATIVE, fit [Latency 7];
+    /// Tensor-core speed of configs that a family runs on Hopper's wgmma path relative to
+    /// mma.sync (Triton: BLOCK_M >= 64 with whole warpgroups); 1 = not modelled.
+    wgmma_speedup: f64 = 1.0, Launch, "x mma.sync", AT_LEAST_ONE,
+        fit [Latency 8, Throughput 17];
+    /// Launch preference among configs of one tile (ties of the latency model): tiles of at
+    /// least this many output elements (BM x BN) prefer 8 warps, smaller ones 4.
+    launch_wide_tile_area: f64 = 16384.0, Launch, "elements", NON_NEGATIVE, fit [Latency 9];
+    /// Launch preference: rank of 2 pipeline stages (lower is preferred).
+    stage_rank_2: f64 = 3.0, Launch, "rank", NON_NEGATIVE, fit [Latency 10];
+    /// Launch preference: rank of 3 pipeline stages (lower is preferred).
+    stage_rank_3: f64 = 1.0, Launch, "rank", NON_NEGATIVE, fit [Latency 11];
+    /// Launch preference: rank of 4 pipeline stages (lower is preferred).
+    stage_rank_4: f64 = 2.0, Launch, "rank", NON_NEGATIVE, fit [Latency 12];
+    /// Phase 2: 1 sends a tie in footprint cost to the largest GROUP_SIZE_M, 0 (the NVIDIA
+    /// port report's rule) to the smallest. Read it with `phase2_tie()`.
+    phase2_prefer_larger_group: Phase2Tie = 0.0, Launch, "switch", SWITCH;
+    /// Throughput model switch (this project; `throughput.rs`): 1 scores every launch with
+    /// the SM-throughput model (occupancy, pipeline depth, warps), 0 (default) with the
+    /// Origami latency model. Read it with `scoring()`.
+    throughput_model: Scoring = 0.0, Throughput, "switch", SWITCH;
+    /// Throughput model: SM cycles per MMA atom at the tensor cores' sustained rate; 0 =
+    /// mma_latency / tensor cores per SM (Algorithm 3's figure).
+    tp_mma_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE, fit [Throughput 1];
+    /// Throughput model: cycles one warp needs per MMA of its own chain; 0 = mma_latency.
+    tp_warp_mma_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE, fit [Throughput 2];
+    /// Throughput model: round trip of one stage's loads, cycles; 0 = hbm_latency_penalty.
+    tp_load_latency_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE,
+        fit [Throughput 3];
+    /// Throughput model: SM cycles one block spends per K iteration outside the MMAs
+    /// (barrier, address and loop instructions); shared by the resident blocks.
+    tp_iter_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE, fit [Throughput 4];
+    /// Throughput model: SM cycles per warp and K iteration outside the MMAs (instructions
+    /// every warp issues: its loads, addresses, the barrier); shared like `tp_iter_cycles`.
+    tp_warp_iter_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE, fit [Throughput 5];
+    /// Throughput model: latency a block adds per K iteration after its last MMA (pipeline
+    /// drain at the barrier); hidden by other resident blocks.
+    tp_iter_latency_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE,
+        fit [Throughput 6];
+    /// Throughput model: epilogue cycles per 4096 output elements of a block.
+    tp_epilogue_cycles: f64 = 0.0, Throughput, "cycles per 4096 outputs", NON_NEGATIVE,
+        fit [Throughput 7];
+    /// Throughput model: cycles to start a block.
+    tp_block_setup_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE,
+        fit [Throughput 8];
+    /// Throughput model: shared-memory bytes per cycle per SM (128 on sm_80 and later).
+    tp_smem_bytes_per_cycle: f64 = 128.0, Throughput, "bytes per cycle", POSITIVE;
+    /// Throughput model: weight of the warps' fragment reads (ldmatrix) against the copies'
+    /// shared-memory writes.
+    tp_fragment_read_weight: f64 = 1.0, Throughput, "weight", NON_NEGATIVE,
+        fit [Throughput 9];
+    /// Throughput model: an SM's L2 bandwidth as a share of l2_perf_ratio / SMs.
+    tp_l2_sm_share: f64 = 1.0, Throughput, "share", POSITIVE, fit [Throughput 10];
+    /// Throughput model: S stages hide a load over (S - 1)^this iterations.
+    tp_stage_exponent: f64 = 1.0, Throughput, "exponent", POSITIVE, fit [Throughput 11];
+    /// Throughput model: pipeline fill, in load round trips per block.
+    tp_prologue_loads: f64 = 1.0, Throughput, "round trips", NON_NEGATIVE,
+        fit [Throughput 12];
+    /// Throughput model: the fill also waits for this many stages' bytes to cross the SM's
+    /// L2 share (0 = latency only).
+    tp_prologue_transfer: f64 = 0.0, Throughput, "stages", NON_NEGATIVE,
+        fit [Throughput 13];
+    /// Throughput model: multiplier of the DRAM time (1 = the measured bandwidth).
+    tp_dram_scale: f64 = 1.0, Throughput, "factor", POSITIVE, fit [Throughput 14];
+    /// Throughput model: configs on wgmma cost at least this BLOCK_N per instruction
+    /// (0 = their own).
+    tp_wgmma_min_n: f64 = 0.0, Throughput, "elements", NON_NEGATIVE, fit [Throughput 16];
+    /// Throughput model: 0 takes the largest bound (per iteration, and SM against DRAM);
+    /// p > 0 their p-norm.
+    tp_smooth_exponent: f64 = 0.0, Throughput, "exponent", NON_NEGATIVE,
+        fit [Throughput 15];
+    /// Throughput model: multiplier of the whole prediction (absolute calibration; no
+    /// effect on the ranking).
+    tp_time_scale: f64 = 1.0, Throughput, "factor", POSITIVE;
+}
 
 /// An override with an unknown name or an impossible value.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -200,112 +383,69 @@ pub struct ConstantError {
     pub msg: String,
 }
 
-impl ModelConstants {
-    fn slot(&mut self, name: &str) -> Option<&mut f64> {
-        Some(match name {
-            "prologue_factor" => &mut self.prologue_factor,
-            "epilogue_count" => &mut self.epilogue_count,
-            "occupancy_decay" => &mut self.occupancy_decay,
-            "occupancy" => &mut self.occupancy,
-            "loop_overhead_cycles" => &mut self.loop_overhead_cycles,
-            "setup_cycles" => &mut self.setup_cycles,
-            "k_padding_cycles" => &mut self.k_padding_cycles,
-            "l2_hit_floor" => &mut self.l2_hit_floor,
-            "l2_global_overflow_hit" => &mut self.l2_global_overflow_hit,
-            "tie_band" => &mut self.tie_band,
-            "transaction_bytes" => &mut self.transaction_bytes,
-            "min_load_per_sm_bytes" => &mut self.min_load_per_sm_bytes,
-            "stage_latency_cycles" => &mut self.stage_latency_cycles,
-            "wgmma_speedup" => &mut self.wgmma_speedup,
-            "launch_wide_tile_area" => &mut self.launch_wide_tile_area,
-            "stage_rank_2" => &mut self.stage_rank_2,
-            "stage_rank_3" => &mut self.stage_rank_3,
-            "stage_rank_4" => &mut self.stage_rank_4,
-            "phase2_prefer_larger_group" => &mut self.phase2_prefer_larger_group,
-            "throughput_model" => &mut self.throughput_model,
-            "tp_mma_cycles" => &mut self.tp_mma_cycles,
-            "tp_warp_mma_cycles" => &mut self.tp_warp_mma_cycles,
-            "tp_load_latency_cycles" => &mut self.tp_load_latency_cycles,
-            "tp_iter_cycles" => &mut self.tp_iter_cycles,
-            "tp_warp_iter_cycles" => &mut self.tp_warp_iter_cycles,
-            "tp_iter_latency_cycles" => &mut self.tp_iter_latency_cycles,
-            "tp_epilogue_cycles" => &mut self.tp_epilogue_cycles,
-            "tp_block_setup_cycles" => &mut self.tp_block_setup_cycles,
-            "tp_smem_bytes_per_cycle" => &mut self.tp_smem_bytes_per_cycle,
-            "tp_fragment_read_weight" => &mut self.tp_fragment_read_weight,
-            "tp_l2_sm_share" => &mut self.tp_l2_sm_share,
-            "tp_stage_exponent" => &mut self.tp_stage_exponent,
-            "tp_prologue_loads" => &mut self.tp_prologue_loads,
-            "tp_prologue_transfer" => &mut self.tp_prologue_transfer,
-            "tp_dram_scale" => &mut self.tp_dram_scale,
-            "tp_wgmma_min_n" => &mut self.tp_wgmma_min_n,
-            "tp_smooth_exponent" => &mut self.tp_smooth_exponent,
-            "tp_time_scale" => &mut self.tp_time_scale,
-            _ => return None,
+/// The definition of a constant by name.
+pub fn constant_def(name: &str) -> Option<&'static ConstantDef> {
+    CONSTANTS.iter().find(|d| d.name == name)
+}
+
+/// The constants `origami-bench refit` moves when it fits the given scoring model, in the
+/// order of its coordinate-descent pass.
+pub fn refit_knobs(scoring: Scoring) -> Vec<&'static str> {
+    let mut knobs: Vec<(u8, &'static str)> = CONSTANTS
+        .iter()
+        .filter_map(|d| {
+            d.fit
+                .iter()
+                .find(|(s, _)| *s == scoring)
+                .map(|(_, pos)| (*pos, d.name))
         })
+        .collect();
+    knobs.sort_by_key(|(pos, _)| *pos);
+    knobs.into_iter().map(|(_, name)| name).collect()
+}
+
+impl ModelConstants {
+    /// Which model scores the configs (`throughput_model`).
+    pub fn scoring(&self) -> Scoring {
+        self.throughput_model
     }
 
-    /// Value of a constant by name.
-    pub fn get(&self, name: &str) -> Option<f64> {
-        let mut c = *self;
-        c.slot(name).map(|v| *v)
+    /// Where phase 2 sends a tie (`phase2_prefer_larger_group`).
+    pub fn phase2_tie(&self) -> Phase2Tie {
+        self.phase2_prefer_larger_group
     }
 
-    /// The defaults with the given overrides applied; rejects unknown names and values
-    /// outside their range (negative, non-finite; hit rates and the band above 1).
+    /// Set a constant by name; rejects unknown names and values outside the constant's
+    /// range (a non-finite or negative value is rejected before the name is looked up).
+    pub fn set(&mut self, name: &str, v: f64) -> Result<(), ConstantError> {
+        let err = |msg: String| ConstantError {
+            name: name.to_string(),
+            msg,
+        };
+        ValueRange::NON_NEGATIVE.check(v).map_err(err)?;
+        let def = constant_def(name).ok_or_else(|| {
+            err(format!(
+                "unknown constant (known: {})",
+                CONSTANT_NAMES.join(", ")
+            ))
+        })?;
+        def.range.check(v).map_err(err)?;
+        self.store(name, v);
+        Ok(())
+    }
+
+    /// The defaults with the given overrides applied in turn (`set`).
     pub fn with_overrides<'a>(
         overrides: impl IntoIterator<Item = (&'a str, f64)>,
     ) -> Result<ModelConstants, ConstantError> {
         let mut c = ModelConstants::default();
         for (name, v) in overrides {
-            let err = |msg: String| ConstantError {
-                name: name.to_string(),
-                msg,
-            };
-            if !v.is_finite() || v < 0.0 {
-                return Err(err(format!(
-                    "must be a finite non-negative number (got {v})"
-                )));
-            }
-            if matches!(name, "phase2_prefer_larger_group" | "throughput_model")
-                && v != 0.0
-                && v != 1.0
-            {
-                return Err(err(format!("must be 0 or 1 (got {v})")));
-            }
-            if matches!(
-                name,
-                "l2_hit_floor" | "l2_global_overflow_hit" | "tie_band" | "occupancy_decay"
-            ) && v > 1.0
-            {
-                return Err(err(format!("must be at most 1 (got {v})")));
-            }
-            if matches!(
-                name,
-                "tp_smem_bytes_per_cycle"
-                    | "tp_l2_sm_share"
-                    | "tp_dram_scale"
-                    | "tp_time_scale"
-                    | "tp_stage_exponent"
-            ) && v == 0.0
-            {
-                return Err(err("must be positive".into()));
-            }
-            if matches!(name, "transaction_bytes" | "wgmma_speedup") && v < 1.0 {
-                return Err(err(format!("must be at least 1 (got {v})")));
-            }
-            let slot = c.slot(name).ok_or_else(|| {
-                err(format!(
-                    "unknown constant (known: {})",
-                    CONSTANT_NAMES.join(", ")
-                ))
-            })?;
-            *slot = v;
+            c.set(name, v)?;
         }
         Ok(c)
     }
 
-    /// Every constant with its value, in `CONSTANT_NAMES` order.
+    /// Every constant with its value (switches as 0 or 1).
     pub fn entries(&self) -> BTreeMap<&'static str, f64> {
         CONSTANT_NAMES
             .iter()
@@ -319,7 +459,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_the_seed_constants() {
+    fn defaults_are_the_published_constants() {
         let c = ModelConstants::default();
         assert_eq!(c.prologue_factor, 1.5);
         assert_eq!(c.epilogue_count, 2.0);
@@ -329,6 +469,8 @@ mod tests {
         assert_eq!(c.l2_hit_floor, 0.5);
         assert_eq!(c.tie_band, 0.01);
         assert_eq!(c.transaction_bytes, 128.0);
+        assert_eq!(c.scoring(), Scoring::Latency);
+        assert_eq!(c.phase2_tie(), Phase2Tie::SmallerGroup);
         assert_eq!(c.entries().len(), CONSTANT_NAMES.len());
     }
 
@@ -340,5 +482,123 @@ mod tests {
         assert!(e.to_string().contains("unknown constant"));
         assert!(ModelConstants::with_overrides([("tie_band", 2.0)]).is_err());
         assert!(ModelConstants::with_overrides([("setup_cycles", -1.0)]).is_err());
+    }
+
+    #[test]
+    fn every_default_lies_in_its_range_and_every_name_round_trips() {
+        let d = ModelConstants::default();
+        for def in CONSTANTS {
+            assert!(def.range.contains(def.default), "{}", def.name);
+            assert_eq!(d.get(def.name), Some(def.default), "{}", def.name);
+            // Set a value in range other than the default and read it back.
+            let other = match def.range {
+                ValueRange::Switch => 1.0 - def.default,
+                _ => def.default + 0.5,
+            };
+            let other = if def.range.contains(other) {
+                other
+            } else {
+                def.default / 2.0
+            };
+            assert!(def.range.contains(other), "{}", def.name);
+            let mut c = d;
+            c.set(def.name, other).unwrap();
+            assert_eq!(c.get(def.name), Some(other), "{}", def.name);
+            assert!(
+                !def.doc().is_empty() && !def.unit.is_empty(),
+                "{}",
+                def.name
+            );
+            // Every range narrows "finite and non-negative" (`ValueRange::check`).
+            if let ValueRange::Interval { min, max, .. } = def.range {
+                assert!(min >= 0.0 && max > min, "{}", def.name);
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_and_names_agree() {
+        assert_eq!(CONSTANTS.len(), CONSTANT_NAMES.len());
+        for (def, name) in CONSTANTS.iter().zip(CONSTANT_NAMES) {
+            assert_eq!(def.name, name);
+            assert_eq!(constant_def(name), Some(def));
+        }
+        let unique: std::collections::BTreeSet<_> = CONSTANT_NAMES.iter().collect();
+        assert_eq!(unique.len(), CONSTANT_NAMES.len());
+        assert_eq!(
+            ModelConstants::default().entries().keys().count(),
+            CONSTANTS.len()
+        );
+        for scoring in [Scoring::Latency, Scoring::Throughput] {
+            let mut pos: Vec<u8> = CONSTANTS
+                .iter()
+                .flat_map(|d| d.fit.iter().filter(|(s, _)| *s == scoring))
+                .map(|(_, p)| *p)
+                .collect();
+            pos.sort_unstable();
+            let want: Vec<u8> = (1..=pos.len() as u8).collect();
+            assert_eq!(pos, want, "{scoring:?} fit positions are 1..n");
+        }
+    }
+
+    #[test]
+    fn ranges_reproduce_the_validation_messages() {
+        let msg = |name: &str, v: f64| {
+            ModelConstants::with_overrides([(name, v)])
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            msg("setup_cycles", -1.0),
+            "constants.setup_cycles: must be a finite non-negative number (got -1)"
+        );
+        assert_eq!(
+            msg("loop_overhead", -1.0),
+            "constants.loop_overhead: must be a finite non-negative number (got -1)"
+        );
+        assert_eq!(
+            msg("tie_band", f64::NAN),
+            "constants.tie_band: must be a finite non-negative number (got NaN)"
+        );
+        assert_eq!(
+            msg("throughput_model", 0.5),
+            "constants.throughput_model: must be 0 or 1 (got 0.5)"
+        );
+        assert_eq!(
+            msg("l2_hit_floor", 1.5),
+            "constants.l2_hit_floor: must be at most 1 (got 1.5)"
+        );
+        assert_eq!(
+            msg("tp_time_scale", 0.0),
+            "constants.tp_time_scale: must be positive"
+        );
+        assert_eq!(
+            msg("wgmma_speedup", 0.5),
+            "constants.wgmma_speedup: must be at least 1 (got 0.5)"
+        );
+        let c = ModelConstants::with_overrides([
+            ("throughput_model", 1.0),
+            ("phase2_prefer_larger_group", 1.0),
+        ])
+        .unwrap();
+        assert_eq!(c.scoring(), Scoring::Throughput);
+        assert_eq!(c.phase2_tie(), Phase2Tie::LargerGroup);
+        assert_eq!(c.get("throughput_model"), Some(1.0));
+    }
+
+    #[test]
+    fn groups_hold_their_constants() {
+        let of = |g: ConstantGroup| -> Vec<&str> {
+            CONSTANTS
+                .iter()
+                .filter(|d| d.group == g)
+                .map(|d| d.name)
+                .collect()
+        };
+        assert!(of(ConstantGroup::Throughput)
+            .iter()
+            .all(|n| n.starts_with("tp_") || *n == "throughput_model"));
+        assert!(of(ConstantGroup::Launch).contains(&"phase2_prefer_larger_group"));
+        assert_eq!(of(ConstantGroup::Latency).len(), 12);
     }
 }

@@ -9,6 +9,7 @@
 //!   overflows L2, as gemm.cpp), and a result of exactly 0 becomes the 0.5 floor.
 
 use super::constants::ModelConstants;
+use super::inputs::ceil_div;
 
 /// Inputs of the hit-rate estimate, all in tiles or bytes.
 #[derive(Debug, Clone, Copy)]
@@ -38,10 +39,6 @@ pub struct L2Estimate {
     /// Unique A and B tile bytes of the resident tiles in the kernel's launch order
     /// (origami variant; 0 in the seed variant, which does not use it).
     pub resident_footprint_bytes: f64,
-}
-
-fn ceil_div(a: u64, b: u64) -> u64 {
-    a.div_ceil(b.max(1))
 }
 
 /// Super-group shape (rows, columns of tiles) before shrinking, with the wrap-around rule.

@@ -11,47 +11,14 @@
 use serde::Serialize;
 
 use crate::dtype::Dtype;
-use crate::hw::{GpuDesc, ModelParams};
 
 use super::constants::ModelConstants;
 use super::family::MmaAtom;
+use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element};
 use super::l2::{hit_origami, hit_seed, resident_footprint_bytes, L2Estimate, L2Input};
 use super::problem::Problem;
 
-/// Which formulas to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    /// Seed 000 as written (the published NVIDIA port).
-    Seed,
-    /// The Origami C++ source's algorithms, with its corrections.
-    Origami,
-}
-
-impl Variant {
-    pub fn parse(s: &str) -> Option<Variant> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "seed" => Some(Variant::Seed),
-            "origami" => Some(Variant::Origami),
-            _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Seed => "seed",
-            Variant::Origami => "origami",
-        }
-    }
-}
-
-/// Everything the model needs about the hardware.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelInputs<'a> {
-    pub gpu: &'a GpuDesc,
-    pub params: &'a ModelParams,
-    pub constants: &'a ModelConstants,
-    pub variant: Variant,
-}
+pub use super::inputs::{ModelInputs, Variant};
 
 /// Every intermediate number of one prediction (cycles unless named otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -93,27 +60,6 @@ pub struct Breakdown {
     pub l_tile: f64,
     // Algorithm 9
     pub l_total: f64,
-}
-
-/// Output element bytes: the input type's, fp16 for 8-bit and narrower inputs.
-pub fn output_bytes_per_element(dtype: Dtype) -> f64 {
-    if dtype.bits() <= 8 {
-        2.0
-    } else {
-        dtype.bytes()
-    }
-}
-
-/// Ceiling division, by a shift when the divisor is a power of two (tile and MMA sizes
-/// always are): the selection's hot path does a dozen of these per config.
-#[inline]
-pub fn ceil_div(a: u64, b: u64) -> u64 {
-    if b.is_power_of_two() {
-        let s = b.trailing_zeros();
-        (a >> s) + u64::from(a & (b - 1) != 0)
-    } else {
-        a.div_ceil(b.max(1))
-    }
 }
 
 fn round_up(x: f64, q: f64) -> f64 {
@@ -224,7 +170,7 @@ pub fn predict_with(t: &TileStatic, p: &Problem, group_m: u32, hw: &ModelInputs<
     let total_load_bytes = per_sm_load_bytes * active;
     let l2_bw_fraction = active / sms as f64;
     let l_l2 = total_load_bytes / (prm.l2_perf_ratio * l2_bw_fraction);
-    let dram_bw_fraction = (prm.dram_bw_coeff * active).min(1.0);
+    let dram_bw_fraction = dram_bw_fraction(prm.dram_bw_coeff, active_sms);
     let dram_bw = prm.dram_perf_ratio * dram_bw_fraction;
     let miss_bytes = (1.0 - l2.hit) * total_load_bytes;
     let resident = match hw.variant {
@@ -243,16 +189,11 @@ pub fn predict_with(t: &TileStatic, p: &Problem, group_m: u32, hw: &ModelInputs<
     let l_mem = l_l2.max(l_dram);
 
     // Work utilization.
-    let launched = (grid_m * bm) as f64 * (grid_n * bn) as f64 * (ceil_div(p.k, bk) * bk) as f64;
-    let utilization = (p.m as f64 * p.n as f64 * p.k as f64) / launched;
+    let utilization = work_utilization(p.m, p.n, p.k, (bm, bn, bk));
     let penalty = 1.0 / utilization;
 
     // Algorithm 8: tile latency.
-    let occ = if k.occupancy == 1.0 {
-        k.occupancy_decay
-    } else {
-        k.occupancy_decay.powf(k.occupancy)
-    };
+    let occ = occupancy_discount(k);
     let l_prologue = k.prologue_factor * l_mem * penalty * occ;
     let output_bytes = active * t.out_m * bn as f64 * output_bytes_per_element(p.dtype);
     let num_iter = ceil_div(p.k, bk).saturating_sub(1).max(1);
@@ -330,11 +271,7 @@ pub fn launch_total(b: &Breakdown, stages: u32, compute_scale: f64, k: &ModelCon
         let in_flight = f64::from(stages.max(2) - 1);
         steady = steady.max((k.stage_latency_cycles + b.l_mem + lc) / in_flight);
     }
-    let occ = if k.occupancy == 1.0 {
-        k.occupancy_decay
-    } else {
-        k.occupancy_decay.powf(k.occupancy)
-    };
+    let occ = occupancy_discount(k);
     let iters = b.num_iter as f64;
     let d_steady = (steady * b.penalty - b.l_steady) * iters;
     let d_epilogue = (lc - b.l_compute) * b.penalty * occ * k.epilogue_count;
@@ -346,17 +283,26 @@ pub fn default_group_m(sm_count: u32) -> u32 {
     (f64::from(sm_count)).sqrt().ceil() as u32
 }
 
-/// Work utilization M N K / (launched M x launched N x launched K) (seed 000 section 3.5).
-pub fn work_utilization(m: u64, n: u64, k: u64, tile: (u32, u32, u32)) -> f64 {
-    let (bm, bn, bk) = (u64::from(tile.0), u64::from(tile.1), u64::from(tile.2));
-    let launched =
-        (m.div_ceil(bm) * bm) as f64 * (n.div_ceil(bn) * bn) as f64 * (k.div_ceil(bk) * bk) as f64;
+/// Work utilization M N K / (launched M x launched N x launched K) of a tile (BM, BN, BK)
+/// (the NVIDIA port report, section 3.5).
+#[inline]
+pub fn work_utilization(m: u64, n: u64, k: u64, tile: (u64, u64, u64)) -> f64 {
+    let (bm, bn, bk) = tile;
+    let launched = (ceil_div(m, bm) * bm) as f64
+        * (ceil_div(n, bn) * bn) as f64
+        * (ceil_div(k, bk) * bk) as f64;
     m as f64 * n as f64 * k as f64 / launched
 }
 
-/// DRAM bandwidth fraction min(1, coeff x active SMs).
-pub fn dram_bw_fraction(coeff: f64, active_sms: u64) -> f64 {
-    (coeff * active_sms as f64).min(1.0)
+/// The occupancy discount of prologue and epilogue: occupancy_decay ^ occupancy
+/// (gemm.cpp).
+#[inline]
+fn occupancy_discount(k: &ModelConstants) -> f64 {
+    if k.occupancy == 1.0 {
+        k.occupancy_decay
+    } else {
+        k.occupancy_decay.powf(k.occupancy)
+    }
 }
 
 #[cfg(test)]
@@ -448,12 +394,5 @@ mod tests {
         );
         // A faster tensor-core path never predicts more time.
         assert!(launch_total(&b, 4, 0.5, &k) <= s4);
-    }
-
-    #[test]
-    fn bandwidth_fraction_clamps_at_one() {
-        assert_eq!(dram_bw_fraction(0.0222, 128), 1.0);
-        assert!((dram_bw_fraction(0.0222, 10) - 0.222).abs() < 1e-12);
-        assert_eq!(dram_bw_fraction(1.0, 1_000_000), 1.0);
     }
 }

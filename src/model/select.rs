@@ -7,7 +7,8 @@
 //!   BLOCK_M and N > M larger BLOCK_N, then larger BM, BN, BK.
 //!
 //! With `throughput_model` = 1 phase 1 scores every launch with the SM-throughput model
-//! (`throughput.rs`) instead, and the same ranking rules apply to those scores.
+//! (`throughput.rs`) instead, and the same ranking rules apply to those scores. The
+//! selector picks its scoring rule (`ScoreRule`) and ranking rule (`RankRule`) once.
 //!
 //! A `Selector` holds the family's feasible configs for one GPU and dtype, so that a
 //! selection costs only the model arithmetic (microseconds), never a compile or a launch.
@@ -20,9 +21,9 @@ use crate::hw::{GpuDesc, ModelParams};
 use super::constants::ModelConstants;
 use super::family::{Candidate, KernelFamily, MmaAtom};
 use super::group::{choose_group, GroupCost};
-use super::latency::{
-    default_group_m, launch_total, predict_with, Breakdown, ModelInputs, TileStatic, Variant,
-};
+use super::inputs::{ModelInputs, Variant};
+use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
+use super::modes::Scoring;
 use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
 use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown};
@@ -41,7 +42,7 @@ struct TileEntry {
     stat: TileStatic,
     /// Tensor-core speed of each feasible config (`KernelFamily::compute_scale`).
     scales: Vec<f64>,
-    /// Throughput-model numbers of each feasible config (empty when that model is off).
+    /// Throughput-model numbers of each feasible config (empty unless that model scores).
     launches: Vec<LaunchStatic>,
     /// Their block costs (same order).
     costs: Vec<BlockCosts>,
@@ -56,6 +57,48 @@ pub struct Score {
     pub cycles: f64,
 }
 
+/// How phase 1 scores the feasible configs (from the constants, chosen once per selector).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScoreRule {
+    /// The latency model, once per tile: every launch of a tile has the tile's prediction
+    /// (pipeline model off, every config on the family's base tensor-core path), so the
+    /// tile is scored as its preferred launch and `ranked` expands the others.
+    TileLatency,
+    /// The latency model per launch (`launch_total`: pipeline depth, tensor-core path).
+    LaunchLatency,
+    /// The SM-throughput model per launch.
+    Throughput,
+}
+
+impl ScoreRule {
+    /// Whether every launch of a tile gets its own score.
+    fn per_launch(self) -> bool {
+        self != ScoreRule::TileLatency
+    }
+}
+
+/// How scores are ordered (from the model variant, chosen once per selector).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RankRule {
+    /// `seed`: lowest latency; exact ties to the higher intensity, then the smaller tile,
+    /// then the preferred launch.
+    Lowest,
+    /// `origami`: lowest latency; every config within `band` (a fraction) of the best is
+    /// re-ranked by the tie-band keys (`Selector::band_order`).
+    TieBand { band: f64 },
+}
+
+impl RankRule {
+    fn new(variant: Variant, constants: &ModelConstants) -> RankRule {
+        match variant {
+            Variant::Seed => RankRule::Lowest,
+            Variant::Origami => RankRule::TieBand {
+                band: constants.tie_band,
+            },
+        }
+    }
+}
+
 /// Precomputed feasibility of a family on one GPU for one dtype.
 pub struct Selector<'a> {
     pub family: &'a dyn KernelFamily,
@@ -66,9 +109,8 @@ pub struct Selector<'a> {
     pub dtype: Dtype,
     atom: MmaAtom,
     tiles: Vec<TileEntry>,
-    /// Whether launches of one tile can differ in prediction (pipeline model on, or some
-    /// config on another tensor-core path); when not, a tile is scored once.
-    per_launch: bool,
+    score_rule: ScoreRule,
+    rank_rule: RankRule,
 }
 
 /// A ranked config with its prediction.
@@ -175,7 +217,7 @@ impl<'a> Selector<'a> {
                 gpu: gpu.name.clone(),
             });
         }
-        let throughput_on = constants.throughput_model == 1.0;
+        let throughput_on = constants.scoring() == Scoring::Throughput;
         if throughput_on {
             let lim = sm_limits(gpu);
             let atom = family.mma_atom(dtype);
@@ -214,11 +256,18 @@ impl<'a> Selector<'a> {
                     .collect();
             }
         }
-        let per_launch = throughput_on
-            || constants.stage_latency_cycles > 0.0
-            || tiles.iter().any(|e| e.scales.iter().any(|x| *x != 1.0));
+        let score_rule = if throughput_on {
+            ScoreRule::Throughput
+        } else if constants.stage_latency_cycles > 0.0
+            || tiles.iter().any(|e| e.scales.iter().any(|x| *x != 1.0))
+        {
+            ScoreRule::LaunchLatency
+        } else {
+            ScoreRule::TileLatency
+        };
         Ok(Selector {
-            per_launch,
+            score_rule,
+            rank_rule: RankRule::new(variant, constants),
             family,
             gpu: gpu.clone(),
             params: *params,
@@ -232,7 +281,7 @@ impl<'a> Selector<'a> {
 
     /// Whether launches are scored with the SM-throughput model.
     pub fn throughput_model(&self) -> bool {
-        self.constants.throughput_model == 1.0
+        self.score_rule == ScoreRule::Throughput
     }
 
     /// The throughput model's breakdown of one feasible config at `config.group_m`;
@@ -288,7 +337,7 @@ impl<'a> Selector<'a> {
             b.active_sms,
             tile.0,
             tile.1,
-            self.constants.phase2_prefer_larger_group == 1.0,
+            self.constants.phase2_tie().prefers_larger(),
         )
     }
 
@@ -307,9 +356,8 @@ impl<'a> Selector<'a> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
-        let throughput_on = self.throughput_model();
-        // Phase 1: score every feasible config (one tile prediction, then each launch).
-        let mut scores = Vec::with_capacity(if self.per_launch {
+        // Phase 1: score every feasible config.
+        let mut scores = Vec::with_capacity(if self.score_rule.per_launch() {
             self.feasible_count()
         } else {
             self.tiles.len()
@@ -318,37 +366,13 @@ impl<'a> Selector<'a> {
             if e.feasible.is_empty() {
                 continue;
             }
-            if throughput_on {
-                for j in 0..e.feasible.len() {
-                    let cycles =
-                        throughput::predict_with(p, &e.launches[j], &e.costs[j], g1, &hw).total;
-                    scores.push(Score {
-                        tile: i,
-                        cfg: j,
-                        cycles,
-                    });
-                }
-                continue;
-            }
-            let b = predict_with(&e.stat, p, g1, &hw);
-            if !self.per_launch {
-                // Every launch of the tile has the tile's prediction: score it once, with
-                // its preferred launch (`ranked` expands the others).
+            self.score_launches(e, p, g1, 0..e.feasible.len(), |cfg, cycles| {
                 scores.push(Score {
                     tile: i,
-                    cfg: 0,
-                    cycles: b.l_total,
-                });
-                continue;
-            }
-            for (j, c) in e.feasible.iter().enumerate() {
-                let cycles = launch_total(&b, c.config.num_stages, e.scales[j], &self.constants);
-                scores.push(Score {
-                    tile: i,
-                    cfg: j,
+                    cfg,
                     cycles,
-                });
-            }
+                })
+            });
         }
         let best = self.best(p, &scores);
 
@@ -397,7 +421,7 @@ impl<'a> Selector<'a> {
     pub fn ranked(&self, sel: &Selection, limit: usize) -> Vec<Ranked> {
         let mut order = sel.scores.clone();
         self.rank(&sel.problem, &mut order);
-        if !self.per_launch {
+        if !self.score_rule.per_launch() {
             order = order
                 .iter()
                 .flat_map(|sc| {
@@ -423,20 +447,43 @@ impl<'a> Selector<'a> {
     /// launch); `None` when the config is not a feasible config of this selector.
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         let (e, j) = self.find(config)?;
-        if self.throughput_model() {
-            let tin = self.inputs();
-            return Some(
-                throughput::predict_with(p, &e.launches[j], &e.costs[j], config.group_m, &tin)
-                    .total,
-            );
+        let mut cycles = None;
+        self.score_launches(e, p, config.group_m, j..j + 1, |_, c| cycles = Some(c));
+        cycles
+    }
+
+    /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
+    /// selector's scoring rule, handing each (launch index, cycles) to `emit`. Under
+    /// `TileLatency` the tile is scored once, as its first launch in `cfgs`: every launch
+    /// of the tile has that prediction (`launch_total` reduces to `l_total`).
+    #[inline]
+    fn score_launches(
+        &self,
+        e: &TileEntry,
+        p: &Problem,
+        group_m: u32,
+        cfgs: std::ops::Range<usize>,
+        mut emit: impl FnMut(usize, f64),
+    ) {
+        let hw = self.inputs();
+        match self.score_rule {
+            ScoreRule::Throughput => {
+                for j in cfgs {
+                    let t = throughput::predict_with(p, &e.launches[j], &e.costs[j], group_m, &hw);
+                    emit(j, t.total);
+                }
+            }
+            ScoreRule::TileLatency => {
+                emit(cfgs.start, predict_with(&e.stat, p, group_m, &hw).l_total)
+            }
+            ScoreRule::LaunchLatency => {
+                let b = predict_with(&e.stat, p, group_m, &hw);
+                for j in cfgs {
+                    let stages = e.feasible[j].config.num_stages;
+                    emit(j, launch_total(&b, stages, e.scales[j], &self.constants));
+                }
+            }
         }
-        let b = predict_with(&e.stat, p, config.group_m, &self.inputs());
-        Some(launch_total(
-            &b,
-            config.num_stages,
-            e.scales[j],
-            &self.constants,
-        ))
     }
 
     fn ranked_entry(&self, c: &Candidate, lat: f64) -> Ranked {
@@ -456,23 +503,23 @@ impl<'a> Selector<'a> {
     /// the band's keys.
     fn best(&self, p: &Problem, scores: &[Score]) -> Score {
         let mut best = scores[0];
-        match self.variant {
-            Variant::Seed => {
+        match self.rank_rule {
+            RankRule::Lowest => {
                 for s in &scores[1..] {
                     if self.seed_order(s, &best) == Ordering::Less {
                         best = *s;
                     }
                 }
             }
-            Variant::Origami => {
+            RankRule::TieBand { band } => {
                 let min = scores
                     .iter()
                     .map(|s| s.cycles)
                     .fold(f64::INFINITY, f64::min);
-                let limit = min * (1.0 + self.constants.tie_band);
-                let mut band = scores.iter().filter(|s| s.cycles <= limit);
-                best = *band.next().expect("the minimum is in the band");
-                for s in band {
+                let limit = min * (1.0 + band);
+                let mut in_band = scores.iter().filter(|s| s.cycles <= limit);
+                best = *in_band.next().expect("the minimum is in the band");
+                for s in in_band {
                     if self.band_order(p, s, &best) == Ordering::Less {
                         best = *s;
                     }
@@ -514,13 +561,13 @@ impl<'a> Selector<'a> {
             .then_with(|| a.cfg.cmp(&b.cfg))
     }
 
-    /// Order scores best first, per the variant's rule.
+    /// Order scores best first, per the ranking rule.
     fn rank(&self, p: &Problem, scores: &mut [Score]) {
-        match self.variant {
-            Variant::Seed => scores.sort_by(|a, b| self.seed_order(a, b)),
-            Variant::Origami => {
+        match self.rank_rule {
+            RankRule::Lowest => scores.sort_by(|a, b| self.seed_order(a, b)),
+            RankRule::TieBand { band } => {
                 scores.sort_by(|a, b| a.cycles.total_cmp(&b.cycles));
-                let limit = scores[0].cycles * (1.0 + self.constants.tie_band);
+                let limit = scores[0].cycles * (1.0 + band);
                 let band = scores.iter().take_while(|s| s.cycles <= limit).count();
                 scores[..band].sort_by(|a, b| self.band_order(p, a, b));
             }

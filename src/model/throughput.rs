@@ -1,4 +1,4 @@
-//! SM-throughput model of one launch (this project, issue 4). The Origami latency model
+//! SM-throughput model of one launch (this project). The Origami latency model
 //! (`latency.rs`) sees a tile and one block per SM; it cannot tell launches of one tile
 //! apart, and it misses how many blocks share an SM. This model prices one launch:
 //!
@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::dtype::Dtype;
 
 use super::family::MmaAtom;
-use super::latency::{ceil_div, output_bytes_per_element, ModelInputs};
+use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element, ModelInputs};
 use super::problem::{Config, Problem};
 
 /// The problem-independent numbers of one launch (a selector computes them once).
@@ -287,8 +287,8 @@ pub fn predict_with(
         ab.max(rounds as f64 * per_round)
     };
     let dram_bytes = input_bytes + (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
-    let active = tiles.min(sms) as f64;
-    let dram_bw = hw.params.dram_perf_ratio * (hw.params.dram_bw_coeff * active).min(1.0);
+    let dram_bw =
+        hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms));
     let dram_cycles = k.tp_dram_scale * dram_bytes / dram_bw;
 
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
@@ -322,7 +322,7 @@ pub fn predict_with(
 mod tests {
     use super::*;
     use crate::hw::presets::preset;
-    use crate::model::constants::ModelConstants;
+    use crate::model::constants::{ModelConstants, Scoring};
     use crate::model::family::mma_sync_atom;
     use crate::model::latency::Variant;
 
@@ -356,7 +356,7 @@ mod tests {
         // One tile (128 x 128, K = 128, two iterations) on an H200 with the derived rates.
         let doc = preset("h200").unwrap();
         let mut k = ModelConstants {
-            throughput_model: 1.0,
+            throughput_model: Scoring::Throughput,
             ..ModelConstants::default()
         };
         k.tp_mma_cycles = 2.0;
@@ -390,7 +390,7 @@ mod tests {
     fn more_stages_or_blocks_never_slow_a_launch_down() {
         let doc = preset("h200").unwrap();
         let k = ModelConstants {
-            throughput_model: 1.0,
+            throughput_model: Scoring::Throughput,
             tp_iter_latency_cycles: 300.0,
             ..ModelConstants::default()
         };
@@ -430,7 +430,7 @@ mod tests {
     fn dram_bound_for_a_skinny_problem_when_bandwidth_is_scarce() {
         let doc = preset("h200").unwrap();
         let k = ModelConstants {
-            throughput_model: 1.0,
+            throughput_model: Scoring::Throughput,
             tp_dram_scale: 50.0,
             ..ModelConstants::default()
         };
@@ -460,7 +460,7 @@ mod tests {
     fn per_warp_cost_and_first_stage_transfer_add_what_they_say() {
         let doc = preset("h200").unwrap();
         let base = ModelConstants {
-            throughput_model: 1.0,
+            throughput_model: Scoring::Throughput,
             tp_mma_cycles: 2.0,
             tp_warp_mma_cycles: 1.0,
             tp_load_latency_cycles: 10.0,

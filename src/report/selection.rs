@@ -72,11 +72,7 @@ pub fn constants_json(res: &Resolved) -> Value {
 /// How the selector scores configs: "latency" (the Origami latency model per tile) or
 /// "throughput" (the SM-throughput model per launch).
 pub fn scoring_name(s: &Selector<'_>) -> &'static str {
-    if s.throughput_model() {
-        "throughput"
-    } else {
-        "latency"
-    }
+    s.constants.scoring().name()
 }
 
 /// Full JSON of one selection.
@@ -427,7 +423,7 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
             pick.num_warps, pick.num_stages, sel.pick.latency_cycles
         );
     }
-    let ties = if k.phase2_prefer_larger_group == 1.0 {
+    let ties = if k.phase2_tie().prefers_larger() {
         "largest"
     } else {
         "smallest"
