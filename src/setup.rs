@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn fitted_tier_applies_on_hopper_unless_left_out() {
         let s = setup(&req("h100-sxm", "triton", false)).unwrap();
-        assert_eq!(s.constants.throughput_model, 1.0);
+        assert_eq!(s.constants.scoring(), crate::model::Scoring::Throughput);
         let s = setup(&req("h100-sxm", "triton", true)).unwrap();
         assert_eq!(s.constants, ModelConstants::default());
         let s = setup(&req("a100", "triton", false)).unwrap();
