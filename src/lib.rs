@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod hw;
 pub mod model;
 pub mod perf;
+pub mod pick;
 pub mod report;
 pub mod setup;
 pub mod stats;

@@ -118,6 +118,16 @@ pub fn variant_named(name: &str) -> Result<Variant, SetupError> {
 /// Resolve the hardware tiers, add the family's fitted tier beneath them (unless left
 /// out), and validate the constants.
 pub fn setup(req: &SetupRequest) -> Result<Setup, SetupError> {
+    setup_announcing(req, |_| {})
+}
+
+/// [`setup`], handing `notice` the default-preset notice (when no GPU was found and no
+/// preset named) as soon as the hardware is resolved: before the constants are checked,
+/// so that a tool shows it even when they then fail.
+pub fn setup_announcing(
+    req: &SetupRequest,
+    notice: impl FnOnce(&str),
+) -> Result<Setup, SetupError> {
     let family = family_named(&req.family)?;
     let variant = variant_named(&req.model)?;
     let mut resolved = resolve(&ResolveInput {
@@ -125,6 +135,9 @@ pub fn setup(req: &SetupRequest) -> Result<Setup, SetupError> {
         gpu_name: req.gpu_name.clone(),
         override_file: req.override_file.clone(),
     })?;
+    if let Some(text) = default_preset_notice(&resolved) {
+        notice(&text);
+    }
     if !req.no_fitted {
         apply_fitted(&mut resolved, family.name());
     }
@@ -163,13 +176,17 @@ impl Setup {
 
     /// The notice a tool prints on stderr when no GPU was found and no preset was named.
     pub fn default_preset_notice(&self) -> Option<String> {
-        self.resolved.used_default_preset.then(|| {
-            format!(
-                "no GPU found; using the embedded preset '{DEFAULT_PRESET}' (choose with --gpu NAME: {})",
-                preset_names()
-            )
-        })
+        default_preset_notice(&self.resolved)
     }
+}
+
+fn default_preset_notice(res: &Resolved) -> Option<String> {
+    res.used_default_preset.then(|| {
+        format!(
+            "no GPU found; using the embedded preset '{DEFAULT_PRESET}' (choose with --gpu NAME: {})",
+            preset_names()
+        )
+    })
 }
 
 /// Properties of GPU 0 when a driver and a GPU are present; `None` otherwise, or when
@@ -228,6 +245,23 @@ mod tests {
             e.to_string(),
             "--model: unknown model 'x' (known: origami, seed)"
         );
+    }
+
+    #[test]
+    fn the_notice_comes_before_the_constants_are_checked() {
+        let dir = std::env::temp_dir().join(format!("origami-setup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("badconst.json");
+        std::fs::write(&file, r#"{"constants": {"nope": 1}}"#).unwrap();
+        let mut r = req("h200", "triton", false);
+        r.gpu_name = None;
+        r.override_file = Some(file);
+        let mut notice = None;
+        let e = setup_announcing(&r, |n| notice = Some(n.to_string()))
+            .err()
+            .unwrap();
+        assert!(matches!(e, SetupError::Constants(_)), "{e}");
+        assert!(notice.unwrap().contains(DEFAULT_PRESET));
     }
 
     #[test]

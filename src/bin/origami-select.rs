@@ -1,21 +1,23 @@
 //! `origami-select`: pick a GEMM tile configuration with the Origami analytical model, no
 //! autotuning. Runs anywhere: with no GPU it uses an embedded preset.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
-use std::io::Write;
+use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use origami::dtype::Dtype;
-use origami::hw::presets::{preset_names, DEFAULT_PRESET};
-use origami::hw::{resolve, ResolveInput, Resolved, HW_PARAMS_ENV};
-use origami::model::family::{family, FAMILY_NAMES};
-use origami::model::problem::parse_dim;
-use origami::model::shapes::read_shapes;
-use origami::model::{ModelConstants, Problem, Selector, Variant};
-use origami::report::selection as out;
+use origami::exit::{finish, help_line, Exit, Failure};
+use origami::pick::PickRequest;
+use origami::report::selection::{
+    CsvWriter, JsonWriter, Listing, SelectionWriter, TextWriter, TritonWriter,
+};
+use origami::setup::{detect_device, override_file_from_env};
+
+const EXAMPLES: &str = "Examples:
+  origami-select 4096 4096 4096
+  origami-select 8192 8192 8192 --gpu h100-sxm --explain
+  origami-select --shapes shapes.csv --format csv
+  TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton";
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 enum Format {
@@ -36,7 +38,7 @@ enum Format {
 #[command(
     name = "origami-select",
     version,
-    after_help = "Exit codes: 0 ok, 1 runtime failure, 2 bad input.\nExamples:\n  origami-select 4096 4096 4096\n  origami-select 8192 8192 8192 --gpu h100-sxm --explain\n  origami-select --shapes shapes.csv --format csv\n  TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton"
+    after_help = format!("{}\n{EXAMPLES}", help_line(&[Exit::Ok, Exit::Runtime, Exit::BadInput]))
 )]
 struct Args {
     /// Rows of A and C.
@@ -83,231 +85,46 @@ struct Args {
     shapes: Option<PathBuf>,
 }
 
-/// A failure with its exit code.
-struct Fail {
-    code: u8,
-    msg: String,
-}
-
-fn bad(msg: impl std::fmt::Display) -> Fail {
-    Fail {
-        code: 2,
-        msg: msg.to_string(),
-    }
-}
-
-const SELECT_DTYPES: [Dtype; 4] = [Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
-
-fn check_dtype(d: Dtype) -> Result<Dtype, Fail> {
-    if SELECT_DTYPES.contains(&d) {
-        Ok(d)
-    } else {
-        Err(bad(format!(
-            "--dtype: {d} is not supported by origami-select (use fp16, bf16, fp8, fp32)"
-        )))
+impl Format {
+    /// The report writer of this format.
+    fn writer(self) -> Box<dyn SelectionWriter> {
+        match self {
+            Format::Text => Box::new(TextWriter),
+            Format::Json => Box::<JsonWriter>::default(),
+            Format::Csv => Box::new(CsvWriter),
+            Format::Triton => Box::new(TritonWriter),
+        }
     }
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(f) => {
-            eprintln!("origami-select: error: {}", f.msg);
-            ExitCode::from(f.code)
-        }
-    }
+    finish("origami-select", run(Args::parse()))
 }
 
-fn problems(args: &Args, dtype: Dtype) -> Result<Vec<Problem>, Fail> {
-    if let Some(path) = &args.shapes {
-        if args.m.is_some() {
-            return Err(bad("give either M N K or --shapes FILE, not both"));
-        }
-        let v = read_shapes(path, dtype).map_err(|e| bad(format!("--shapes {e}")))?;
-        for p in &v {
-            check_dtype(p.dtype)
-                .map_err(|f| bad(format!("--shapes {}: {}", path.display(), f.msg)))?;
-        }
-        return Ok(v);
-    }
-    let (Some(m), Some(n), Some(k)) = (&args.m, &args.n, &args.k) else {
-        return Err(bad(
-            "expected three sizes M N K (or --shapes FILE.csv); see --help",
-        ));
+fn run(args: Args) -> Result<(), Failure> {
+    let request = PickRequest {
+        sizes: [args.m, args.n, args.k],
+        shapes: args.shapes,
+        dtype: args.dtype,
+        gpu: args.gpu,
+        override_file: override_file_from_env(),
+        family: args.family,
+        model: args.model,
+        no_fitted: args.no_fitted,
+        listing: Listing {
+            top: args.top,
+            all: args.all,
+        },
+        explain: args.explain,
     };
-    let m = parse_dim("M", m).map_err(bad)?;
-    let n = parse_dim("N", n).map_err(bad)?;
-    let k = parse_dim("K", k).map_err(bad)?;
-    Ok(vec![Problem { m, n, k, dtype }])
-}
-
-/// Properties of GPU 0 when a driver and a GPU are present (tier 1 and preset matching).
-/// Skipped when ORIGAMI_NO_GPU is set.
-fn detect_device() -> Option<origami::hw::DeviceProps> {
-    if std::env::var_os("ORIGAMI_NO_GPU").is_some() {
-        return None;
-    }
-    use origami::gpu::probe;
-    if !probe::is_present(probe::Library::Driver) {
-        return None;
-    }
-    match probe::device_count() {
-        Ok(n) if n > 0 => probe::device_props(0).ok(),
-        _ => None,
-    }
-}
-
-fn resolve_hw(args: &Args) -> Result<Resolved, Fail> {
-    let override_file = std::env::var_os(HW_PARAMS_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let device = if args.gpu.is_none() {
-        detect_device()
-    } else {
-        None
-    };
-    let res = resolve(&ResolveInput {
-        device,
-        gpu_name: args.gpu.clone(),
-        override_file,
-    })
-    .map_err(|e| match e {
-        origami::hw::resolve::ResolveError::File(e) => bad(format!("{HW_PARAMS_ENV}: {e}")),
-        other => bad(format!("--gpu: {other}")),
+    let job = request.prepare(detect_device, |notice| {
+        eprintln!("origami-select: {notice}")
     })?;
-    if res.used_default_preset {
-        eprintln!(
-            "origami-select: no GPU found; using the embedded preset '{DEFAULT_PRESET}' (choose with --gpu NAME: {})",
-            preset_names()
-        );
-    }
-    Ok(res)
-}
-
-fn run(args: Args) -> Result<(), Fail> {
-    let dtype = check_dtype(
-        args.dtype
-            .parse::<Dtype>()
-            .map_err(|e| bad(format!("--dtype: {e}")))?,
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    job.write(
+        args.format.writer().as_mut(),
+        &mut out,
+        &mut std::io::stderr(),
     )?;
-    let fam = family(&args.family).ok_or_else(|| {
-        bad(format!(
-            "--family: unknown family '{}' (known: {})",
-            args.family,
-            FAMILY_NAMES.join(", ")
-        ))
-    })?;
-    let variant = Variant::parse(&args.model).ok_or_else(|| {
-        bad(format!(
-            "--model: unknown model '{}' (known: origami, seed)",
-            args.model
-        ))
-    })?;
-    if args.top == 0 {
-        return Err(bad("--top: must be at least 1"));
-    }
-    let probs = problems(&args, dtype)?;
-    let mut res = resolve_hw(&args)?;
-    if !args.no_fitted {
-        origami::hw::fitted::apply_fitted(&mut res, fam.name());
-    }
-    let constants =
-        ModelConstants::with_overrides(res.constants.iter().map(|(k, (v, _))| (k.as_str(), *v)))
-            .map_err(|e| bad(format!("hardware parameters: {e}")))?;
-
-    let mut selectors: HashMap<Dtype, Selector<'_>> = HashMap::new();
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
-    let batch = args.shapes.is_some();
-    let mut batch_json = Vec::new();
-    if batch {
-        match args.format {
-            Format::Csv => writeln!(w, "{}", out::BATCH_CSV_HEADER).map_err(io_fail)?,
-            Format::Text => writeln!(
-                w,
-                "{:>8} {:>8} {:>8} {:>5}  {:<22} {:>12}",
-                "M", "N", "K", "dtype", "pick", "predicted_us"
-            )
-            .map_err(io_fail)?,
-            _ => {}
-        }
-    }
-    for p in &probs {
-        let s: &Selector<'_> = match selectors.entry(p.dtype) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(
-                Selector::new(fam, &res.gpu, &res.params, &constants, variant, p.dtype)
-                    .map_err(|e| bad(format!("--family {}: {e}", fam.name())))?,
-            ),
-        };
-        let sel = s.select(p, args.all && !batch);
-        let pick = &sel.pick;
-        let text = if batch {
-            match args.format {
-                Format::Csv => out::batch_csv_row(&sel),
-                Format::Triton => out::triton_launch(&pick.config).to_string(),
-                Format::Json => {
-                    batch_json.push(out::batch_json(&sel));
-                    continue;
-                }
-                Format::Text => format!(
-                    "{:>8} {:>8} {:>8} {:>5}  {:<22} {:>12.2}",
-                    p.m,
-                    p.n,
-                    p.k,
-                    p.dtype,
-                    pick.config.to_string(),
-                    pick.latency_us
-                ),
-            }
-        } else {
-            match args.format {
-                Format::Csv => out::selection_csv(&sel, s, args.top, args.all)
-                    .trim_end()
-                    .to_string(),
-                Format::Triton => out::triton_launch(&pick.config).to_string(),
-                Format::Json => serde_json::to_string_pretty(&out::selection_json(
-                    &sel, s, &res, args.top, args.all,
-                ))
-                .map_err(|e| Fail {
-                    code: 1,
-                    msg: e.to_string(),
-                })?,
-                Format::Text => {
-                    let mut t = String::new();
-                    if args.explain {
-                        t.push_str(&out::explain_text(&sel, s, &res));
-                        t.push('\n');
-                    }
-                    t.push_str(&out::selection_text(&sel, s, &res, args.top, args.all));
-                    t.trim_end().to_string()
-                }
-            }
-        };
-        if args.explain && args.format != Format::Text && !batch {
-            eprint!("{}", out::explain_text(&sel, s, &res));
-        }
-        writeln!(w, "{text}").map_err(io_fail)?;
-    }
-    if batch && args.format == Format::Json {
-        let v = serde_json::Value::Array(batch_json);
-        writeln!(
-            w,
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| Fail {
-                code: 1,
-                msg: e.to_string()
-            })?
-        )
-        .map_err(io_fail)?;
-    }
-    w.flush().map_err(io_fail)
-}
-
-fn io_fail(e: std::io::Error) -> Fail {
-    Fail {
-        code: 1,
-        msg: format!("writing output: {e}"),
-    }
+    Ok(())
 }

@@ -258,7 +258,7 @@ mod tests {
         let mut doc = assemble(&full_results(), &info()).unwrap();
         doc.params.l2_perf_ratio *= 1.1;
         let e = check_doc(&doc, p(), &OPTS).unwrap_err();
-        assert_eq!(e.exit_code().code(), 2);
+        assert_eq!(e.exit_code(), Exit::BadInput);
         assert!(
             e.to_string().contains("l2_perf_ratio") && e.to_string().contains("disagrees"),
             "{e}"
@@ -270,7 +270,7 @@ mod tests {
         let mut doc = assemble(&full_results(), &info()).unwrap();
         doc.measurements[1].summary.cov = 0.05;
         let e = check_doc(&doc, p(), &OPTS).unwrap_err();
-        assert_eq!(e.exit_code().code(), 3);
+        assert_eq!(e.exit_code(), Exit::Unstable);
         assert!(e.to_string().contains(r::L2_READ), "{e}");
     }
 
@@ -311,11 +311,8 @@ mod tests {
                 ..OPTS
             };
             assert_eq!(
-                check_doc(&doc, p(), &strict)
-                    .unwrap_err()
-                    .exit_code()
-                    .code(),
-                2
+                check_doc(&doc, p(), &strict).unwrap_err().exit_code(),
+                Exit::BadInput
             );
         }
     }

@@ -15,7 +15,7 @@ use super::bench::{Bench, BenchConfig};
 use super::check::{check_file, CheckOptions};
 use super::stability::Policy;
 use super::{run_on, text, CalibError};
-use crate::exit::{Exit, ToExit};
+use crate::exit::{help_line, Exit, ToExit};
 use crate::gpu::{self, Gpu};
 use crate::hw::schema::HwDoc;
 
@@ -29,7 +29,13 @@ pub enum Format {
 /// Calibrate an NVIDIA GPU with CUDA microbenchmarks and print the five Origami model
 /// parameters as JSON (the schema of `TRITONBLAS_HW_PARAMS`).
 #[derive(Debug, Parser)]
-#[command(name = "origami-calibrate", version, about, long_about = None)]
+#[command(
+    name = "origami-calibrate",
+    version,
+    about,
+    long_about = None,
+    after_help = help_line(&Exit::ALL)
+)]
 pub struct Args {
     /// Minimum samples per metric.
     #[arg(long, default_value_t = 5)]
@@ -172,12 +178,16 @@ impl Args {
 }
 
 /// The program: parse `argv`, run, print; returns the exit code.
-pub fn main_with(argv: Vec<OsString>) -> i32 {
+pub fn main_with(argv: Vec<OsString>) -> Exit {
     let args = match Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            return if e.use_stderr() {
+                Exit::BadInput
+            } else {
+                Exit::Ok
+            };
         }
     };
     let command = command_line(&argv);
@@ -185,7 +195,7 @@ pub fn main_with(argv: Vec<OsString>) -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("origami-calibrate: error: {e}");
-            i32::from(e.exit_code().code())
+            e.exit_code()
         }
     }
 }
@@ -204,7 +214,7 @@ fn command_line(argv: &[OsString]) -> String {
 }
 
 /// Run with parsed arguments.
-pub fn run(args: &Args, command: &str) -> Result<i32, CalibError> {
+pub fn run(args: &Args, command: &str) -> Result<Exit, CalibError> {
     if !args.check.is_empty() {
         return Ok(run_check(args));
     }
@@ -212,9 +222,9 @@ pub fn run(args: &Args, command: &str) -> Result<i32, CalibError> {
         let r = gpu::probe::probe_all();
         println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
         return Ok(if r.devices.is_empty() {
-            i32::from(Exit::NoGpu.code())
+            Exit::NoGpu
         } else {
-            0
+            Exit::Ok
         });
     }
     let cfg = args.config()?;
@@ -302,7 +312,7 @@ pub fn run(args: &Args, command: &str) -> Result<i32, CalibError> {
         "origami-calibrate: done in {:.1} s",
         t0.elapsed().as_secs_f64()
     );
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// The output file of device `ordinal` when several are calibrated: `stem-<ordinal>.ext`.
@@ -355,12 +365,13 @@ fn emit(docs: &[HwDoc], ordinals: &[usize], cfg: &Config) -> Result<(), CalibErr
     Ok(())
 }
 
-fn run_check(args: &Args) -> i32 {
+/// Check every file; the exit code of the worst failure (`Ok` when all pass).
+fn run_check(args: &Args) -> Exit {
     let opts = CheckOptions {
         max_cov: args.max_cov,
         require_measured: args.require_measured,
     };
-    let mut worst = 0;
+    let mut worst = Exit::Ok;
     for f in &args.check {
         match check_file(f, &opts) {
             Ok(rep) => {
@@ -385,7 +396,10 @@ fn run_check(args: &Args) -> i32 {
             }
             Err(e) => {
                 eprintln!("origami-calibrate: check failed: {e}");
-                worst = worst.max(i32::from(e.exit_code().code()));
+                let code = e.exit_code();
+                if code.code() > worst.code() {
+                    worst = code;
+                }
             }
         }
     }
@@ -435,28 +449,19 @@ mod tests {
     #[test]
     fn usage_errors_exit_2() {
         assert_eq!(
-            parse(&["--runs", "1"])
-                .config()
-                .unwrap_err()
-                .exit_code()
-                .code(),
-            2
+            parse(&["--runs", "1"]).config().unwrap_err().exit_code(),
+            Exit::BadInput
         );
         assert_eq!(
-            parse(&["--device", "x"])
-                .config()
-                .unwrap_err()
-                .exit_code()
-                .code(),
-            2
+            parse(&["--device", "x"]).config().unwrap_err().exit_code(),
+            Exit::BadInput
         );
         assert_eq!(
             parse(&["--runs", "10", "--max-samples", "5"])
                 .config()
                 .unwrap_err()
-                .exit_code()
-                .code(),
-            2
+                .exit_code(),
+            Exit::BadInput
         );
         assert_eq!(
             parse(&["--device", "all"]).config().unwrap().devices,
@@ -468,10 +473,13 @@ mod tests {
                 .map(OsString::from)
                 .collect()
         };
-        assert_eq!(main_with(argv(&["--only", "bogus"])), 2);
-        assert_eq!(main_with(argv(&["--check", "x.json", "--quick"])), 2);
-        assert_eq!(main_with(argv(&["--runs", "1"])), 2);
-        assert_eq!(main_with(argv(&["--help"])), 0);
+        assert_eq!(main_with(argv(&["--only", "bogus"])), Exit::BadInput);
+        assert_eq!(
+            main_with(argv(&["--check", "x.json", "--quick"])),
+            Exit::BadInput
+        );
+        assert_eq!(main_with(argv(&["--runs", "1"])), Exit::BadInput);
+        assert_eq!(main_with(argv(&["--help"])), Exit::Ok);
     }
 
     #[test]

@@ -89,7 +89,7 @@ mod tests {
             candidates: "libx.so".into(),
             hint: "install x",
         };
-        assert_eq!(missing.exit_code().code(), 4);
+        assert_eq!(missing.exit_code(), Exit::NoGpu);
         assert!(
             missing.to_string().contains("libx.so") && missing.to_string().contains("install x")
         );
@@ -97,19 +97,20 @@ mod tests {
             GpuError::NoDevice {
                 detail: "0 devices".into()
             }
-            .exit_code()
-            .code(),
-            4
+            .exit_code(),
+            Exit::NoGpu
         );
         assert_eq!(
             GpuError::BadOrdinal {
                 ordinal: 3,
                 count: 1
             }
-            .exit_code()
-            .code(),
-            2
+            .exit_code(),
+            Exit::BadInput
         );
-        assert_eq!(GpuError::UnknownSource("q".into()).exit_code().code(), 1);
+        assert_eq!(
+            GpuError::UnknownSource("q".into()).exit_code(),
+            Exit::Runtime
+        );
     }
 }

@@ -306,6 +306,7 @@ pub fn probe_all() -> ProbeReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Exit;
 
     #[test]
     fn uuid_format() {
@@ -328,7 +329,7 @@ mod tests {
         let e = missing(Library::Nvrtc).to_string();
         assert!(e.contains("libnvrtc"), "{e}");
         assert!(e.contains("LD_LIBRARY_PATH"), "{e}");
-        assert_eq!(missing(Library::Driver).exit_code().code(), 4);
+        assert_eq!(missing(Library::Driver).exit_code(), Exit::NoGpu);
     }
 
     #[test]
@@ -338,8 +339,8 @@ mod tests {
         let r = probe_all();
         if !r.driver {
             assert!(r.devices.is_empty());
-            assert!(matches!(device_count(), Err(e) if e.exit_code().code() == 4));
-            assert!(matches!(device_props(0), Err(e) if e.exit_code().code() == 4));
+            assert!(matches!(device_count(), Err(e) if e.exit_code() == Exit::NoGpu));
+            assert!(matches!(device_props(0), Err(e) if e.exit_code() == Exit::NoGpu));
         }
     }
 }

@@ -1,15 +1,18 @@
 //! Performance models that need no GPU: speed of light (SOL), the warp-specialized
-//! persistent GEMM model with an L2 reuse model, and the roofline trace.
+//! persistent GEMM model with an L2 reuse model, and the roofline trace; `cli` and `run`
+//! hold the flag rules and the jobs of `origami-predict`.
 //!
 //! Sources: seed 001 (SOL and WSPersistentGEMM models, s-curve plots) and seed 002
 //! (first-principles roofline tracing, B200 constants, NVFP4 grouped GEMM). Per-GPU
 //! constants live in `calibrations/perf/*.json`, embedded at build time.
 
+pub mod cli;
 pub mod gpu;
 pub mod l2;
 pub mod plot;
 pub mod problem;
 pub mod roofline;
+pub mod run;
 pub mod sol;
 pub mod table;
 pub mod ws;

@@ -1,224 +1,14 @@
-//! Output of `origami-select`: text for people, JSON/CSV for programs, and the Triton
-//! launch dictionary (`--format triton`), for one shape or a batch, plus the `--explain`
-//! walk-through in the style of seed 000 appendix A.
+//! The `--explain` walk-through of one selection, in the order of the NVIDIA port report's
+//! algorithms 3 to 9 (compute, occupancy, L2 hit rate, memory, tile and total latency),
+//! with the tier of every hardware parameter and the phase-2 GROUP_SIZE_M table.
 
 use std::fmt::Write as _;
-
-use serde_json::{json, Value};
 
 use crate::hw::resolve::{Resolved, Tier};
 use crate::hw::schema::PARAM_NAMES;
 use crate::model::latency::default_group_m;
-use crate::model::select::{Ranked, Selection, Selector};
-use crate::model::{Config, Problem};
-
-/// The keys a Triton launch takes, for one config.
-pub fn triton_launch(c: &Config) -> Value {
-    json!({
-        "BLOCK_SIZE_M": c.block_m,
-        "BLOCK_SIZE_N": c.block_n,
-        "BLOCK_SIZE_K": c.block_k,
-        "GROUP_SIZE_M": c.group_m,
-        "num_warps": c.num_warps,
-        "num_stages": c.num_stages,
-    })
-}
-
-fn problem_json(p: &Problem) -> Value {
-    json!({"M": p.m, "N": p.n, "K": p.k, "dtype": p.dtype.name()})
-}
-
-fn ranked_json(r: &Ranked) -> Value {
-    let mut v = triton_launch(&r.config);
-    let o = v.as_object_mut().expect("object");
-    o.insert("predicted_cycles".into(), json!(r.latency_cycles));
-    o.insert("predicted_us".into(), json!(r.latency_us));
-    o.insert("smem_bytes".into(), json!(r.smem_bytes));
-    o.insert("registers".into(), json!(r.registers));
-    if let Some(why) = &r.rejected {
-        o.insert("rejected".into(), json!(why));
-    }
-    v
-}
-
-/// Each parameter with its value and tier.
-pub fn params_json(res: &Resolved) -> Value {
-    let mut m = serde_json::Map::new();
-    for name in PARAM_NAMES {
-        let t = &res.tiers[name];
-        m.insert(
-            name.into(),
-            json!({"value": res.params.get(name), "tier": t.label(), "source": t.to_string()}),
-        );
-    }
-    Value::Object(m)
-}
-
-/// The constants that differ from the defaults, with their tiers.
-pub fn constants_json(res: &Resolved) -> Value {
-    let m: serde_json::Map<String, Value> = res
-        .constants
-        .iter()
-        .map(|(k, (v, t))| {
-            (
-                k.clone(),
-                json!({"value": v, "tier": t.label(), "source": t.to_string()}),
-            )
-        })
-        .collect();
-    Value::Object(m)
-}
-
-/// How the selector scores configs: "latency" (the Origami latency model per tile) or
-/// "throughput" (the SM-throughput model per launch).
-pub fn scoring_name(s: &Selector<'_>) -> &'static str {
-    s.constants.scoring().name()
-}
-
-/// Full JSON of one selection.
-pub fn selection_json(
-    sel: &Selection,
-    s: &Selector<'_>,
-    res: &Resolved,
-    top: usize,
-    all: bool,
-) -> Value {
-    let pick = &sel.pick;
-    let n = if all { usize::MAX } else { top };
-    let mut v = json!({
-        "problem": problem_json(&sel.problem),
-        "gpu": {"name": s.gpu.name, "source": res.gpu_source, "sm_count": s.gpu.sm_count, "sm_clock_mhz": s.gpu.sm_clock_mhz},
-        "family": s.family.name(),
-        "model": s.variant.name(),
-        "scoring": scoring_name(s),
-        "pick": ranked_json(pick),
-        "params": params_json(res),
-        "constants": constants_json(res),
-        "phase1_group_m": sel.phase1_group_m,
-        "phase2": sel.phase2,
-        "ranked": s.ranked(sel, n).iter().map(ranked_json).collect::<Vec<_>>(),
-        "feasible_configs": s.feasible_count(),
-    });
-    if all {
-        v["rejected"] = sel
-            .rejected
-            .iter()
-            .map(ranked_json)
-            .collect::<Vec<_>>()
-            .into();
-    }
-    v
-}
-
-/// CSV header of the per-config listing.
-pub const CONFIG_CSV_HEADER: &str =
-    "rank,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us,smem_bytes,registers,feasible,reason";
-
-fn config_csv_row(rank: Option<usize>, r: &Ranked) -> String {
-    let c = &r.config;
-    format!(
-        "{},{},{},{},{},{},{},{:.1},{:.3},{},{},{},{}",
-        rank.map(|x| x.to_string()).unwrap_or_default(),
-        c.block_m,
-        c.block_n,
-        c.block_k,
-        c.group_m,
-        c.num_warps,
-        c.num_stages,
-        r.latency_cycles,
-        r.latency_us,
-        r.smem_bytes,
-        r.registers.map(|x| x.to_string()).unwrap_or_default(),
-        r.rejected.is_none(),
-        r.rejected.as_deref().unwrap_or("").replace(',', ";"),
-    )
-}
-
-/// CSV of one selection (ranked configs, then rejected ones with `--all`).
-pub fn selection_csv(sel: &Selection, s: &Selector<'_>, top: usize, all: bool) -> String {
-    let mut out = String::from(CONFIG_CSV_HEADER);
-    out.push('\n');
-    let n = if all { usize::MAX } else { top };
-    for (i, r) in s.ranked(sel, n).iter().enumerate() {
-        out.push_str(&config_csv_row(Some(i + 1), r));
-        out.push('\n');
-    }
-    if all {
-        for r in &sel.rejected {
-            out.push_str(&config_csv_row(None, r));
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// Text table of one selection.
-pub fn selection_text(
-    sel: &Selection,
-    s: &Selector<'_>,
-    res: &Resolved,
-    top: usize,
-    all: bool,
-) -> String {
-    let p = &sel.problem;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "GEMM {}x{}x{} {} on {} ({}), family {}, model {}, {} scoring",
-        p.m,
-        p.n,
-        p.k,
-        p.dtype,
-        s.gpu.name,
-        res.gpu_source,
-        s.family.name(),
-        s.variant.name(),
-        scoring_name(s)
-    );
-    let pick = &sel.pick;
-    let _ = writeln!(
-        o,
-        "pick: {}  predicted {:.0} cycles = {:.2} us ({} feasible configs)",
-        pick.config,
-        pick.latency_cycles,
-        pick.latency_us,
-        s.feasible_count()
-    );
-    let n = if all { usize::MAX } else { top };
-    let _ = writeln!(
-        o,
-        "{:>4}  {:<22} {:>14} {:>10} {:>8} {:>5}",
-        "rank", "config", "cycles", "us", "smem", "regs"
-    );
-    for (i, r) in s.ranked(sel, n).iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "{:>4}  {:<22} {:>14.0} {:>10.2} {:>8} {:>5}",
-            i + 1,
-            r.config.to_string(),
-            r.latency_cycles,
-            r.latency_us,
-            r.smem_bytes,
-            r.registers
-                .map(|x| x.to_string())
-                .unwrap_or_else(|| "-".into())
-        );
-    }
-    if all && !sel.rejected.is_empty() {
-        let _ = writeln!(o, "rejected ({}):", sel.rejected.len());
-        for r in &sel.rejected {
-            let _ = writeln!(
-                o,
-                "   -  {:<22} {:>14.0} {:>10.2}  {}",
-                r.config.to_string(),
-                r.latency_cycles,
-                r.latency_us,
-                r.rejected.as_deref().unwrap_or("")
-            );
-        }
-    }
-    o
-}
+use crate::model::select::{Selection, Selector};
+use crate::model::Config;
 
 fn tier_line(name: &str, res: &Resolved) -> String {
     let t: &Tier = &res.tiers[name];
@@ -238,8 +28,10 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
-/// The `--explain` walk-through (seed 000 appendix A) for the pick.
-pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String {
+/// The `--explain` walk-through for the pick: the hardware parameters with their tiers,
+/// every algorithm's numbers for the picked tile, the throughput model where it scored the
+/// launch, and the phase-2 table.
+pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String {
     let p = &sel.problem;
     let g = &s.gpu;
     let b = &sel.pick_breakdown;
@@ -457,35 +249,4 @@ pub fn explain_text(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String
         sel.pick.latency_cycles, sel.pick.latency_us
     );
     o
-}
-
-/// Header of the batch CSV (one row per shape).
-pub const BATCH_CSV_HEADER: &str =
-    "M,N,K,dtype,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us";
-
-/// One batch CSV row.
-pub fn batch_csv_row(sel: &Selection) -> String {
-    let p = &sel.problem;
-    let r = &sel.pick;
-    let c = &r.config;
-    format!(
-        "{},{},{},{},{},{},{},{},{},{},{:.1},{:.3}",
-        p.m,
-        p.n,
-        p.k,
-        p.dtype,
-        c.block_m,
-        c.block_n,
-        c.block_k,
-        c.group_m,
-        c.num_warps,
-        c.num_stages,
-        r.latency_cycles,
-        r.latency_us
-    )
-}
-
-/// One batch JSON object (pick and prediction).
-pub fn batch_json(sel: &Selection) -> Value {
-    json!({"problem": problem_json(&sel.problem), "pick": ranked_json(&sel.pick)})
 }

@@ -1,0 +1,90 @@
+//! `--format csv`: one shape as a table of its ranked configs (and rejected ones with
+//! `--all`); a batch as one row per shape, streamed as the shapes are selected.
+
+use std::io::{self, Write};
+
+use super::{BatchRow, SelectionReport, SelectionWriter};
+use crate::model::select::Ranked;
+
+/// CSV header of the per-config listing.
+pub const CONFIG_CSV_HEADER: &str =
+    "rank,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us,smem_bytes,registers,feasible,reason";
+
+/// Header of the batch CSV (one row per shape).
+pub const BATCH_CSV_HEADER: &str =
+    "M,N,K,dtype,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us";
+
+/// Writes CSV.
+#[derive(Debug, Default)]
+pub struct CsvWriter;
+
+fn config_row(rank: Option<usize>, r: &Ranked) -> String {
+    let c = &r.config;
+    format!(
+        "{},{},{},{},{},{},{},{:.1},{:.3},{},{},{},{}",
+        rank.map(|x| x.to_string()).unwrap_or_default(),
+        c.block_m,
+        c.block_n,
+        c.block_k,
+        c.group_m,
+        c.num_warps,
+        c.num_stages,
+        r.latency_cycles,
+        r.latency_us,
+        r.smem_bytes,
+        r.registers.map(|x| x.to_string()).unwrap_or_default(),
+        r.rejected.is_none(),
+        r.rejected.as_deref().unwrap_or("").replace(',', ";"),
+    )
+}
+
+/// The config table of one shape (ranked configs, then rejected ones with `--all`).
+pub fn report_csv(r: &SelectionReport) -> String {
+    let mut out = String::from(CONFIG_CSV_HEADER);
+    out.push('\n');
+    for (i, c) in r.ranked.iter().enumerate() {
+        out.push_str(&config_row(Some(i + 1), c));
+        out.push('\n');
+    }
+    for c in r.rejected.iter().flatten() {
+        out.push_str(&config_row(None, c));
+        out.push('\n');
+    }
+    out
+}
+
+/// One batch CSV row.
+pub fn batch_row_csv(row: &BatchRow) -> String {
+    let p = &row.problem;
+    let r = &row.pick;
+    let c = &r.config;
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{:.1},{:.3}",
+        p.m,
+        p.n,
+        p.k,
+        p.dtype,
+        c.block_m,
+        c.block_n,
+        c.block_k,
+        c.group_m,
+        c.num_warps,
+        c.num_stages,
+        r.latency_cycles,
+        r.latency_us
+    )
+}
+
+impl SelectionWriter for CsvWriter {
+    fn begin_batch(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "{BATCH_CSV_HEADER}")
+    }
+
+    fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {
+        writeln!(out, "{}", batch_row_csv(row))
+    }
+
+    fn single(&mut self, out: &mut dyn Write, report: &SelectionReport) -> io::Result<()> {
+        writeln!(out, "{}", report_csv(report).trim_end())
+    }
+}

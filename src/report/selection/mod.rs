@@ -1,0 +1,313 @@
+//! What `origami-select` reports, typed once per shape, and one writer per output format:
+//! text for people, JSON and CSV for programs, and the Triton launch dictionary
+//! (`--format triton`), for one shape ([`SelectionReport`]) or a batch ([`BatchRow`]),
+//! plus the `--explain` walk-through of the NVIDIA port report's algorithms ([`explain`]).
+
+pub mod csv;
+pub mod explain;
+pub mod json;
+pub mod text;
+pub mod triton;
+
+use std::io::{self, Write};
+
+use crate::hw::resolve::{Resolved, Tier};
+use crate::hw::schema::PARAM_NAMES;
+use crate::model::group::GroupCost;
+use crate::model::select::{Ranked, Selection, Selector};
+use crate::model::Problem;
+pub use crate::model::Scoring;
+
+pub use self::csv::CsvWriter;
+pub use self::json::JsonWriter;
+pub use self::text::TextWriter;
+pub use self::triton::TritonWriter;
+
+/// How many ranked configs a single-shape report lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listing {
+    /// The first `top` configs in rank order.
+    pub top: usize,
+    /// Every candidate instead, and the rejected ones with their reasons.
+    pub all: bool,
+}
+
+impl Listing {
+    fn limit(self) -> usize {
+        if self.all {
+            usize::MAX
+        } else {
+            self.top
+        }
+    }
+}
+
+/// The GPU a selection was made for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSummary {
+    pub name: String,
+    /// Where its description came from ("preset h100-sxm", "device (...)", "file ...").
+    pub source: String,
+    pub sm_count: u32,
+    pub sm_clock_mhz: f64,
+}
+
+/// A model parameter or constant with its value and the tier it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TieredValue {
+    pub name: String,
+    pub value: Option<f64>,
+    pub tier: Tier,
+}
+
+/// The selection of one shape, with everything any format prints about it.
+#[derive(Debug, Clone)]
+pub struct SelectionReport {
+    pub problem: Problem,
+    pub gpu: GpuSummary,
+    pub family: &'static str,
+    pub model: &'static str,
+    pub scoring: Scoring,
+    pub pick: Ranked,
+    pub feasible_configs: usize,
+    /// The five hardware parameters, in schema order.
+    pub params: Vec<TieredValue>,
+    /// The constants that differ from the defaults, by name.
+    pub constants: Vec<TieredValue>,
+    pub phase1_group_m: u32,
+    pub phase2: Vec<GroupCost>,
+    /// Feasible configs in rank order, as many as the listing asks.
+    pub ranked: Vec<Ranked>,
+    /// Rejected configs with their reasons; `Some` when every candidate was asked for.
+    pub rejected: Option<Vec<Ranked>>,
+    /// The `--explain` walk-through, when asked for.
+    pub walkthrough: Option<String>,
+}
+
+impl SelectionReport {
+    /// The report of one selection made by `s` on the hardware `res`.
+    pub fn new(
+        sel: Selection,
+        s: &Selector<'_>,
+        res: &Resolved,
+        listing: Listing,
+        explain: bool,
+    ) -> SelectionReport {
+        let walkthrough = explain.then(|| explain::walkthrough(&sel, s, res));
+        let ranked = s.ranked(&sel, listing.limit());
+        SelectionReport {
+            problem: sel.problem,
+            gpu: GpuSummary {
+                name: s.gpu.name.clone(),
+                source: res.gpu_source.clone(),
+                sm_count: s.gpu.sm_count,
+                sm_clock_mhz: s.gpu.sm_clock_mhz,
+            },
+            family: s.family.name(),
+            model: s.variant.name(),
+            scoring: s.constants.scoring(),
+            pick: sel.pick,
+            feasible_configs: s.feasible_count(),
+            params: params(res),
+            constants: constants(res),
+            phase1_group_m: sel.phase1_group_m,
+            phase2: sel.phase2,
+            ranked,
+            rejected: listing.all.then_some(sel.rejected),
+            walkthrough,
+        }
+    }
+}
+
+/// The five parameters of a resolution with their tiers.
+pub fn params(res: &Resolved) -> Vec<TieredValue> {
+    PARAM_NAMES
+        .iter()
+        .map(|name| TieredValue {
+            name: name.to_string(),
+            value: res.params.get(name),
+            tier: res.tiers[*name].clone(),
+        })
+        .collect()
+}
+
+/// The constants of a resolution that differ from the defaults, with their tiers.
+pub fn constants(res: &Resolved) -> Vec<TieredValue> {
+    res.constants
+        .iter()
+        .map(|(name, (v, tier))| TieredValue {
+            name: name.clone(),
+            value: Some(*v),
+            tier: tier.clone(),
+        })
+        .collect()
+}
+
+/// One shape of a batch: the pick and its prediction.
+#[derive(Debug, Clone)]
+pub struct BatchRow {
+    pub problem: Problem,
+    pub pick: Ranked,
+}
+
+impl From<Selection> for BatchRow {
+    fn from(sel: Selection) -> BatchRow {
+        BatchRow {
+            problem: sel.problem,
+            pick: sel.pick,
+        }
+    }
+}
+
+/// One output format of `origami-select`. A batch is written as `begin_batch`, one
+/// `batch_row` per shape as it is selected, then `end_batch`; a single shape as `single`.
+pub trait SelectionWriter {
+    /// Before the first row of a batch (a header, where the format has one).
+    fn begin_batch(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// One shape of a batch.
+    fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()>;
+
+    /// After the last row of a batch.
+    fn end_batch(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The report of a single shape.
+    fn single(&mut self, out: &mut dyn Write, report: &SelectionReport) -> io::Result<()>;
+
+    /// Whether `single` prints the `--explain` walk-through itself; when not, it goes to
+    /// the diagnostics stream.
+    fn prints_walkthrough(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Dtype;
+    use crate::setup::{setup, SetupRequest};
+
+    fn report(listing: Listing, explain: bool) -> SelectionReport {
+        let s = setup(&SetupRequest {
+            device: None,
+            gpu_name: Some("h200".into()),
+            override_file: None,
+            family: "triton".into(),
+            model: "origami".into(),
+            no_fitted: false,
+        })
+        .unwrap();
+        let sel = s.selector(Dtype::Fp16).unwrap();
+        let p = Problem {
+            m: 4096,
+            n: 4096,
+            k: 4096,
+            dtype: Dtype::Fp16,
+        };
+        SelectionReport::new(
+            sel.select(&p, listing.all),
+            &sel,
+            &s.resolved,
+            listing,
+            explain,
+        )
+    }
+
+    fn written(w: &mut dyn SelectionWriter, r: &SelectionReport) -> String {
+        let mut out = Vec::new();
+        w.single(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn single_shape_in_every_format() {
+        let r = report(Listing { top: 3, all: false }, false);
+        assert_eq!(r.ranked.len(), 3);
+        assert!(r.rejected.is_none());
+        assert_eq!(r.params.len(), PARAM_NAMES.len());
+
+        let text = written(&mut TextWriter, &r);
+        assert!(text.starts_with("GEMM 4096x4096x4096 fp16 on "), "{text}");
+        assert!(text.contains(&format!("({} feasible configs)", r.feasible_configs)));
+        assert_eq!(text.lines().count(), 3 + 3);
+
+        let csv = written(&mut CsvWriter, &r);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], csv::CONFIG_CSV_HEADER);
+        assert_eq!(lines.len(), 1 + 3);
+        assert!(lines[1].starts_with("1,") && lines[1].ends_with(",true,"));
+
+        let v: serde_json::Value =
+            serde_json::from_str(&written(&mut JsonWriter::default(), &r)).unwrap();
+        assert_eq!(v["ranked"].as_array().unwrap().len(), 3);
+        assert_eq!(v["scoring"], r.scoring.name());
+        assert_eq!(v["params"].as_object().unwrap().len(), PARAM_NAMES.len());
+        assert!(v.get("rejected").is_none());
+
+        let launch: serde_json::Value =
+            serde_json::from_str(&written(&mut TritonWriter, &r)).unwrap();
+        assert_eq!(launch, triton::launch_json(&r.pick.config));
+        assert_eq!(launch.as_object().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn every_candidate_and_the_walkthrough() {
+        let r = report(Listing { top: 1, all: true }, true);
+        assert_eq!(r.ranked.len(), r.feasible_configs);
+        let rejected = r.rejected.as_ref().unwrap();
+        let walk = r.walkthrough.as_deref().unwrap();
+        assert!(walk.starts_with("== Hardware parameters"), "{walk}");
+
+        let text = written(&mut TextWriter, &r);
+        assert!(text.starts_with(walk), "the walk-through leads the text");
+        assert!(TextWriter.prints_walkthrough() && !CsvWriter.prints_walkthrough());
+        if !rejected.is_empty() {
+            assert!(text.contains(&format!("rejected ({}):", rejected.len())));
+        }
+        let csv = written(&mut CsvWriter, &r);
+        assert_eq!(csv.lines().count(), 1 + r.ranked.len() + rejected.len());
+        let v: serde_json::Value =
+            serde_json::from_str(&written(&mut JsonWriter::default(), &r)).unwrap();
+        assert_eq!(v["rejected"].as_array().unwrap().len(), rejected.len());
+    }
+
+    #[test]
+    fn batches_stream_rows_except_json() {
+        let r = report(Listing { top: 1, all: false }, false);
+        let row = BatchRow {
+            problem: r.problem,
+            pick: r.pick.clone(),
+        };
+        let run = |w: &mut dyn SelectionWriter| {
+            let mut out = Vec::new();
+            w.begin_batch(&mut out).unwrap();
+            w.batch_row(&mut out, &row).unwrap();
+            let after_row = out.len();
+            w.batch_row(&mut out, &row).unwrap();
+            w.end_batch(&mut out).unwrap();
+            (after_row, String::from_utf8(out).unwrap())
+        };
+        let (_, csv) = run(&mut CsvWriter);
+        assert_eq!(csv.lines().next(), Some(csv::BATCH_CSV_HEADER));
+        assert_eq!(csv.lines().nth(1), Some(csv::batch_row_csv(&row).as_str()));
+        assert_eq!(csv.lines().count(), 3);
+        let (_, text) = run(&mut TextWriter);
+        assert_eq!(text.lines().count(), 3);
+        assert!(text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(&row.pick.config.to_string()));
+        let (_, triton) = run(&mut TritonWriter);
+        assert_eq!(triton.lines().count(), 2);
+        let (after_row, json) = run(&mut JsonWriter::default());
+        assert_eq!(after_row, 0, "json waits for the end of the batch");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 2);
+        assert_eq!(v[0], json::batch_row_json(&row));
+    }
+}
