@@ -47,6 +47,39 @@ impl Default for TimingPolicy {
     }
 }
 
+impl TimingPolicy {
+    /// The policy of the command-line flags `--samples`, `--screen-samples`,
+    /// `--screen-cut` (0: no screen) and `--sample-ms`; a message naming the flag when a
+    /// value is out of range.
+    pub fn from_flags(
+        samples: usize,
+        screen_samples: usize,
+        screen_cut: f64,
+        sample_ms: f64,
+    ) -> Result<TimingPolicy, String> {
+        if samples == 0 || screen_samples == 0 {
+            return Err("--samples and --screen-samples must be at least 1".into());
+        }
+        if !(sample_ms > 0.0 && sample_ms.is_finite()) {
+            return Err("--sample-ms must be a positive number".into());
+        }
+        if screen_cut != 0.0 && !(screen_cut >= 1.0 && screen_cut.is_finite()) {
+            return Err("--screen-cut must be 0 (off) or at least 1".into());
+        }
+        Ok(TimingPolicy {
+            samples,
+            screen_samples: screen_samples.min(samples),
+            screen_cut: if screen_cut == 0.0 {
+                f64::INFINITY
+            } else {
+                screen_cut
+            },
+            target_sample_ms: sample_ms,
+            max_reps: 512,
+        })
+    }
+}
+
 /// One timed config (or cuBLAS).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {

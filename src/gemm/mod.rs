@@ -1,7 +1,8 @@
 //! The GEMM kernel runner for the `origami` family (`csrc/gemm.cu`, docs/gemm-kernel.md):
-//! one NVRTC instance per config, verified against cuBLAS and timed beside it. The C++
-//! reference of what this module does is `scripts/gemm_dev/harness.cu`; docs/bench.md
-//! describes the method and the H200 results.
+//! one NVRTC instance per config, verified against cuBLAS and timed beside it; the sweep
+//! over shape lists (sharded across machines and merged back), the single run, and the
+//! refit of the model to a sweep. The C++ reference of the runner is
+//! `scripts/gemm_dev/harness.cu`; docs/bench.md describes the method and the H200 results.
 //!
 //! - [`kernel`]: config -> defines / module spec, shared-memory formula, launch shape,
 //!   alignment and validity rules, error bounds, L2 rotation count (pure).
@@ -10,15 +11,31 @@
 //!   [`measure::BatchTimer`], tested with a mock timer (pure).
 //! - [`runner`]: the GPU side (parallel NVRTC compile, smem check, registers/spills,
 //!   random inputs, NaN poison, cuBLAS reference, CUDA-graph timing).
+//! - [`bench`]: the [`bench::GemmBench`] trait (what a sweep or a run needs of a device)
+//!   and its GPU implementation; [`mock`]: a deterministic one for tests and CI.
+//! - [`flags`]: the model and timing flags of `run` and `sweep`, and what they become.
 //! - [`sweep`]: plan, per-config and per-shape rows, A/BF, rank, Kendall tau-b, summary,
-//!   resume bookkeeping; `run_shape` drives the runner for one shape.
-//! - [`fit`]: refit of the model's empirical constants to a committed sweep (CPU only).
+//!   resume bookkeeping; `run_shape` runs one shape on a bench.
+//! - [`sweep_meta`]: the typed meta of `summary.json` (plan and run) and the shard.
+//! - [`sweep_run`]: the sweep driver (lists, shard, resume, budget, outputs).
+//! - [`merge`]: shard folders -> the folder one unsharded run writes.
+//! - [`run`]: `origami-bench run` (one shape, the chosen configs, cuBLAS beside).
+//! - [`fit`]: refit of the model's empirical constants to a committed sweep (CPU only);
+//!   [`refit`]: the whole `refit` command around it (setup, scores, absolute scale).
 
+pub mod bench;
 pub mod fit;
+pub mod flags;
 pub mod kernel;
 pub mod measure;
+pub mod merge;
+pub mod mock;
+pub mod refit;
+pub mod run;
 pub mod runner;
 pub mod sweep;
+pub mod sweep_meta;
+pub mod sweep_run;
 pub mod verify;
 
 use crate::exit::{Exit, ToExit};

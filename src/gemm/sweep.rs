@@ -1,13 +1,14 @@
-//! The sweep of seed 000 section 7.1 for the origami family: per shape, the model's pick,
+//! The sweep of the NVIDIA port report (section 7.1) for the origami family: per shape, the model's pick,
 //! the brute force over every feasible config of the family, and cuBLAS; the per-config
 //! rows, the per-shape metrics (A/BF, A/cuBLAS, rank of the pick, Kendall tau-b), the
-//! summary over shapes, and the resume bookkeeping. Everything but [`run_shape`] is pure.
+//! summary over shapes, and the resume bookkeeping. Everything but [`run_shape`] is pure;
+//! it runs one shape on any [`GemmBench`] (the GPU, or the mock in tests).
 //!
 //! Every config of the brute force runs with the GROUP_SIZE_M that the model's phase 2
 //! chooses for its tile, so the pick (the best tile's preferred launch at its phase-2
 //! group size) is one of the brute-force configs and A/BF ≤ 1 up to noise.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +16,9 @@ use crate::model::latency::default_group_m;
 use crate::model::{Config, Problem, Selection, Selector};
 use crate::stats::{kendall_tau_b, mean, median};
 
+use super::bench::GemmBench;
 use super::kernel::tflops;
 use super::measure::TimingPolicy;
-use super::runner::Runner;
 use super::GemmError;
 
 /// One config to run on a shape, with the model's prediction.
@@ -326,16 +327,71 @@ pub fn summarize(rows: &[&ShapeRow]) -> SetSummary {
     }
 }
 
-/// Shapes already complete in an earlier run's `shapes.csv`.
-pub fn done_keys(rows: &[ShapeRow]) -> HashSet<ShapeKey> {
-    rows.iter().map(ShapeRow::key).collect()
+/// The config rows of each shape row, in order: `configs.csv` holds every shape's rows
+/// (`n_configs` of them) before its `shapes.csv` row is written, so it is the shapes' rows
+/// one after the other, then perhaps the rows of a shape cut off mid-way. Returns the
+/// groups and how many rows trail them; an error when the two files disagree.
+pub fn rows_by_shape(
+    configs: Vec<ConfigRow>,
+    shapes: &[ShapeRow],
+) -> Result<(Vec<Vec<ConfigRow>>, usize), String> {
+    let mut rest = configs.into_iter();
+    let mut groups = Vec::with_capacity(shapes.len());
+    for (i, s) in shapes.iter().enumerate() {
+        let group: Vec<ConfigRow> = rest.by_ref().take(s.n_configs).collect();
+        if group.len() != s.n_configs || group.iter().any(|r| r.key() != s.key()) {
+            return Err(format!(
+                "configs.csv does not match shapes.csv at shape {} ({} {}x{}x{}: {} config rows expected)",
+                i + 1,
+                s.set,
+                s.m,
+                s.n,
+                s.k,
+                s.n_configs
+            ));
+        }
+        groups.push(group);
+    }
+    Ok((groups, rest.count()))
 }
 
-/// Config rows of complete shapes only (rows of a shape cut off mid-write are dropped).
-pub fn keep_complete(rows: Vec<ConfigRow>, done: &HashSet<ShapeKey>) -> Vec<ConfigRow> {
-    rows.into_iter()
-        .filter(|r| done.contains(&r.key()))
-        .collect()
+/// Shapes already complete in an earlier run's `shapes.csv`, counted (a shape that
+/// stands twice in a list is done once per row): a resumed sweep skips as many
+/// occurrences of a shape as there are rows, so what is left is the rest of the list in
+/// order.
+#[derive(Debug, Clone, Default)]
+pub struct DoneShapes {
+    counts: HashMap<ShapeKey, usize>,
+}
+
+impl DoneShapes {
+    pub fn of(rows: &[ShapeRow]) -> DoneShapes {
+        let mut counts = HashMap::new();
+        for r in rows {
+            *counts.entry(r.key()).or_insert(0) += 1;
+        }
+        DoneShapes { counts }
+    }
+
+    /// Shape rows counted.
+    pub fn len(&self) -> usize {
+        self.counts.values().sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Whether this occurrence of a shape is done (and count it off if so).
+    pub fn take(&mut self, key: &ShapeKey) -> bool {
+        match self.counts.get_mut(key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Sweep options.
@@ -344,11 +400,11 @@ pub struct SweepOptions {
     pub policy: TimingPolicy,
 }
 
-/// Run one shape on the GPU: inputs, cuBLAS, then every planned config (verify, time).
+/// Run one shape on a bench: inputs, cuBLAS, then every planned config (verify, time).
 /// Returns the config rows and cuBLAS's (median ms, CoV). A config that fails to compile or
 /// verify gets a row with a note; a driver error aborts (the context is likely lost).
-pub fn run_shape(
-    runner: &mut Runner,
+pub fn run_shape<B: GemmBench>(
+    bench: &mut B,
     set: &str,
     p: &Problem,
     planned: &[Planned],
@@ -356,8 +412,8 @@ pub fn run_shape(
     seed: u64,
     progress: &dyn Fn(),
 ) -> Result<(Vec<ConfigRow>, (f64, f64)), GemmError> {
-    let mut data = runner.prepare(p, seed)?;
-    let cb = runner.time_cublas(&data, &opts.policy)?;
+    let mut data = bench.prepare(p, seed)?;
+    let cb = bench.time_cublas(&data, &opts.policy)?;
     let cb_sum = cb
         .summary()
         .ok_or_else(|| GemmError::Runtime("cuBLAS produced no finite timing sample".into()))?;
@@ -365,7 +421,7 @@ pub fn run_shape(
     let mut best: Option<f64> = None;
     for x in planned {
         let mut row = ConfigRow::planned(set, p, x);
-        match runner.instance(&x.config) {
+        match bench.instance(&x.config) {
             Err(e) => {
                 row.note = format!("not compiled: {e}");
                 rows.push(row);
@@ -373,12 +429,12 @@ pub fn run_shape(
                 continue;
             }
             Ok(inst) => {
-                row.registers = Some(inst.attrs.num_regs);
-                row.local_bytes = Some(inst.attrs.local_size_bytes);
-                row.spills = Some(u8::from(inst.attrs.local_size_bytes > 0));
+                row.registers = Some(inst.registers);
+                row.local_bytes = Some(inst.local_bytes);
+                row.spills = Some(u8::from(inst.local_bytes > 0));
             }
         }
-        let (v, first_ms) = runner.verify(&mut data, &x.config)?;
+        let (v, first_ms) = bench.verify(&mut data, &x.config)?;
         row.rel_err = Some(v.rel_err);
         row.passed = u8::from(v.passed);
         if !v.passed {
@@ -390,7 +446,7 @@ pub fn run_shape(
             progress();
             continue;
         }
-        let t = runner.time_config(
+        let t = bench.time_config(
             &data,
             &x.config,
             &opts.policy,
@@ -483,15 +539,24 @@ mod tests {
     }
 
     #[test]
-    fn resume_keeps_complete_shapes_only() {
+    fn rows_split_by_shape_and_resume_counts_repeats() {
         let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
         let a = row("128x128x32,g8,w8,s3", true, 100.0, Some(0.02));
-        let mut b = a.clone();
-        b.m = 2048;
-        let s = shape_row("t", "", &p, std::slice::from_ref(&a), None);
-        let done = done_keys(&[s]);
-        let kept = keep_complete(vec![a.clone(), b], &done);
-        assert_eq!(kept, vec![a]);
+        let b = row("64x64x32,g8,w4,s3", false, 200.0, Some(0.03));
+        let s = shape_row("t", "", &p, &[a.clone(), b.clone()], None);
+        // The same shape twice, then a third time cut off after one row.
+        let configs = vec![a.clone(), b.clone(), a.clone(), b.clone(), a.clone()];
+        let shapes = vec![s.clone(), s.clone()];
+        let (groups, trailing) = rows_by_shape(configs.clone(), &shapes).unwrap();
+        assert_eq!(groups, vec![vec![a.clone(), b.clone()]; 2]);
+        assert_eq!(trailing, 1);
+        let mut other = s.clone();
+        other.m = 2048;
+        assert!(rows_by_shape(configs, &[other]).is_err());
+        let mut done = DoneShapes::of(&shapes);
+        assert_eq!(done.len(), 2);
+        assert!(done.take(&s.key()) && done.take(&s.key()));
+        assert!(!done.take(&s.key()), "a third occurrence is still to run");
     }
 
     #[test]

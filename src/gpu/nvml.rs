@@ -5,12 +5,12 @@
 
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::Nvml;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::GpuError;
 
 /// One NVML reading of a device.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClockSample {
     pub sm_mhz: Option<u32>,
     pub mem_mhz: Option<u32>,

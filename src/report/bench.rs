@@ -12,7 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::gemm::sweep::{summarize, SetSummary, ShapeRow};
+use crate::exit::Failure;
+use crate::gemm::sweep::{summarize, ConfigRow, SetSummary, ShapeRow};
 
 /// File names inside a sweep's output folder.
 pub const CONFIGS_CSV: &str = "configs.csv";
@@ -82,6 +83,63 @@ pub fn summary_json(shapes: &[ShapeRow], meta: Value) -> Value {
     v
 }
 
+/// The part of an existing `summary.json` a re-report keeps.
+#[derive(serde::Deserialize)]
+struct KeptMeta {
+    #[serde(default = "empty_object")]
+    meta: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+/// Write `summary.json` and the plots of a sweep folder from its CSVs. `meta` is the
+/// sweep's (or the merge's); `None` keeps the meta already in the folder's
+/// `summary.json` (`{}` without one), and a folder without shapes is bad input then. A
+/// sweep without shapes (a shard with none, a budget spent before the first) still
+/// writes its summary, without plots. Returns the shape rows, for the text tables.
+pub fn write_report(
+    dir: &Path,
+    no_plots: bool,
+    meta: Option<Value>,
+) -> Result<Vec<ShapeRow>, Failure> {
+    let shapes: Vec<ShapeRow> = read_csv(&dir.join(SHAPES_CSV)).map_err(Failure::bad)?;
+    if shapes.is_empty() && meta.is_none() {
+        return Err(Failure::bad(format!(
+            "{}: no shapes.csv rows (run `origami-bench sweep --out {}` first)",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let configs: Vec<ConfigRow> = read_csv(&dir.join(CONFIGS_CSV)).map_err(Failure::bad)?;
+    let path = dir.join(SUMMARY_JSON);
+    let meta = meta.unwrap_or_else(|| {
+        std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<KeptMeta>(&t).ok())
+            .map_or_else(empty_object, |k| k.meta)
+    });
+    let j = summary_json(&shapes, meta);
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&j).map_err(Failure::runtime)? + "\n",
+    )
+    .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    if !no_plots && !shapes.is_empty() {
+        super::plots::predicted_vs_measured_png(&shapes, &configs, &dir.join(PLOT_PRED_VS_MEAS))
+            .map_err(Failure::runtime)?;
+        super::plots::abf_png(&shapes, &dir.join(PLOT_ABF)).map_err(Failure::runtime)?;
+    }
+    Ok(shapes)
+}
+
+/// What `report`, `sweep` and `merge` print on stdout: the per-shape table, a blank
+/// line, the summary lines.
+pub fn report_text(shapes: &[ShapeRow]) -> String {
+    format!("{}\n{}", shapes_table(shapes), summary_text(shapes))
+}
+
 fn set_json(s: &SetSummary) -> Value {
     serde_json::to_value(s).unwrap_or_else(|_| json!({}))
 }
@@ -94,7 +152,7 @@ fn num(v: Option<f64>, d: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.d$}"))
 }
 
-/// The per-shape table (text, for people), as in seed 000 section 7.2.
+/// The per-shape table (text, for people), as in the NVIDIA port report (section 7.2).
 pub fn shapes_table(shapes: &[ShapeRow]) -> String {
     let mut t = format!(
         "{:<24} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8} {:>6} {:>6}  {:<20} {:<20}\n",

@@ -4,4 +4,7 @@
 pub mod bench;
 pub mod font;
 pub mod plots;
+pub mod progress;
+pub mod refit;
+pub mod run;
 pub mod selection;

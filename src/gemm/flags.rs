@@ -1,0 +1,284 @@
+//! The flags of `origami-bench` and what they become, checked before the GPU is touched
+//! (bad input exits 2 with the flag named). The model flags (`run`, `sweep`): fp16 or
+//! bf16, the origami family (the only one with a runner), a known variant; then the model
+//! set up on the GPU in hand through [`crate::setup`]. The timing flags: a
+//! [`TimingPolicy`]. The sweep's flags: a [`SweepRequest`] (the shard, every shape of
+//! every list checked). The refit's flags: a [`RefitRequest`].
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::dtype::Dtype;
+use crate::exit::Failure;
+use crate::gpu::Gpu;
+use crate::model::Selector;
+use crate::setup::{setup, variant_named, Setup, SetupRequest};
+
+use super::measure::TimingPolicy;
+use super::refit::RefitRequest;
+use super::sweep_meta::Shard;
+use super::sweep_run::{read_shape_lists, SweepRequest};
+
+/// How the model that picks the configs is set up.
+#[derive(Args, Debug, Clone)]
+pub struct ModelFlags {
+    /// Input element type: fp16 or bf16.
+    #[arg(long, default_value = "fp16")]
+    pub dtype: String,
+    /// Kernel family (only origami has a runner).
+    #[arg(long, default_value = "origami")]
+    pub family: String,
+    /// Model variant for the pick: origami or seed.
+    #[arg(long, default_value = "origami")]
+    pub model: String,
+    /// Use this GPU's embedded preset for the model's parameters instead of the GPU found.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Leave out the constants fitted for the family on this architecture (embedded from
+    /// calibrations/fitted/): the latency model of the NVIDIA port report as published.
+    #[arg(long = "no-fitted")]
+    pub no_fitted: bool,
+}
+
+impl ModelFlags {
+    /// The input type, with the family and the variant checked (no GPU needed).
+    pub fn checked_dtype(&self) -> Result<Dtype, Failure> {
+        let dtype = self
+            .dtype
+            .parse::<Dtype>()
+            .map_err(|e| Failure::bad(format!("--dtype: {e}")))?;
+        if !matches!(dtype, Dtype::Fp16 | Dtype::Bf16) {
+            return Err(Failure::bad(format!(
+                "--dtype: the origami kernel runs fp16 or bf16, not {dtype}"
+            )));
+        }
+        if self.family != "origami" {
+            return Err(Failure::bad(format!(
+                "--family: only 'origami' has a kernel runner (got '{}')",
+                self.family
+            )));
+        }
+        variant_named(&self.model)?;
+        Ok(dtype)
+    }
+
+    /// The model on `gpu` (its properties, or `--gpu`'s preset; `TRITONBLAS_HW_PARAMS` on
+    /// top; the fitted tier unless `--no-fitted`) and its selector for `dtype`.
+    pub fn setup_on(&self, gpu: &Gpu, dtype: Dtype) -> Result<(Setup, Selector<'static>), Failure> {
+        let device = self.gpu.is_none().then(|| gpu.props().clone());
+        let req = SetupRequest::from_env(
+            device,
+            self.gpu.clone(),
+            &self.family,
+            &self.model,
+            self.no_fitted,
+        );
+        let s = setup(&req)?;
+        let sel = s.selector(dtype)?;
+        Ok((s, sel))
+    }
+}
+
+/// How configs and cuBLAS are timed.
+#[derive(Args, Debug, Clone)]
+pub struct TimingFlags {
+    /// Samples per full measurement (at least 10 recommended; the median is reported).
+    #[arg(long, default_value_t = 10)]
+    pub samples: usize,
+    /// Samples before the brute-force screen (configs slower than --screen-cut x the best
+    /// so far stop there).
+    #[arg(long, default_value_t = 3)]
+    pub screen_samples: usize,
+    /// Screen threshold (ratio to the best median so far); 0 disables the screen.
+    #[arg(long, default_value_t = 1.25)]
+    pub screen_cut: f64,
+    /// Target duration of one sample (a CUDA graph of back-to-back launches), ms.
+    #[arg(long, default_value_t = 0.5)]
+    pub sample_ms: f64,
+}
+
+impl TimingFlags {
+    /// The policy (bad input names the flag).
+    pub fn policy(&self) -> Result<TimingPolicy, Failure> {
+        TimingPolicy::from_flags(
+            self.samples,
+            self.screen_samples,
+            self.screen_cut,
+            self.sample_ms,
+        )
+        .map_err(Failure::bad)
+    }
+
+    /// The warning a tool prints when the samples are few.
+    pub fn warning(&self) -> Option<String> {
+        (self.samples < 10).then(|| {
+            format!(
+                "--samples {} is below 10; medians of few samples are noisy",
+                self.samples
+            )
+        })
+    }
+}
+
+/// The flags of `origami-bench sweep`.
+#[derive(Args, Debug, Clone)]
+pub struct SweepFlags {
+    /// Shape lists (CSV with M,N,K[,dtype][,model,layer]); repeatable; the set name is the file stem.
+    #[arg(long, required = true)]
+    pub shapes: Vec<PathBuf>,
+    /// Output folder (created; an earlier run there is resumed: finished shapes are skipped).
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Run shard I of N: the shapes at positions I, I+N, ... of the lists (from 0); join
+    /// the shards' folders with `merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Only the first N configs of the model's order per shape (the pick always).
+    #[arg(long)]
+    pub max_configs: Option<usize>,
+    /// Only the pick (and cuBLAS).
+    #[arg(long)]
+    pub only_pick: bool,
+    /// Stop starting new shapes once this many seconds are used (resume later).
+    #[arg(long)]
+    pub time_budget_s: Option<f64>,
+    /// Compile threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Base seed of the random inputs (default: from the clock; give shards one seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Skip the plots.
+    #[arg(long)]
+    pub no_plots: bool,
+    #[command(flatten)]
+    pub model: ModelFlags,
+    #[command(flatten)]
+    pub timing: TimingFlags,
+}
+
+impl SweepFlags {
+    /// The sweep asked for, with `command` (the command line) for its meta.
+    pub fn request(&self, command: String) -> Result<SweepRequest, Failure> {
+        let dtype = self.model.checked_dtype()?;
+        let policy = self.timing.policy()?;
+        if self.max_configs == Some(0) {
+            return Err(Failure::bad("--max-configs: must be at least 1"));
+        }
+        let shard = self.shard.as_deref().map(Shard::parse).transpose();
+        Ok(SweepRequest {
+            shard: shard.map_err(Failure::bad)?,
+            lists: read_shape_lists(&self.shapes, dtype)?,
+            dtype,
+            model: self.model.model.clone(),
+            max_configs: self.max_configs,
+            only_pick: self.only_pick,
+            time_budget_s: self.time_budget_s,
+            seed: self.seed,
+            policy,
+            command,
+        })
+    }
+}
+
+/// The flags of `origami-bench refit`.
+#[derive(Args, Debug, Clone)]
+pub struct RefitFlags {
+    /// Sweep folder (its configs.csv).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Sets (shape-list stems) to fit on; the others are reported as held out.
+    #[arg(long = "fit-set", required = true)]
+    pub fit_sets: Vec<String>,
+    /// Write the fitted override (flat TRITONBLAS_HW_PARAMS JSON) here.
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    /// Coordinate-descent rounds.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Weight of the mean Kendall tau-b in the objective (mean A/BF + this x tau).
+    #[arg(long = "tau-weight", default_value_t = super::fit::DEFAULT_TAU_WEIGHT)]
+    pub tau_weight: f64,
+    /// Preset whose GPU description and parameters the fit starts from (TRITONBLAS_HW_PARAMS is applied on top).
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Model variant.
+    #[arg(long, default_value = "origami")]
+    pub model: String,
+    /// Input type of the rows to use.
+    #[arg(long, default_value = "fp16")]
+    pub dtype: String,
+    /// Kernel family the measurements are of (origami: this project's kernel; triton: a
+    /// triton_sweep.py run converted to configs.csv).
+    #[arg(long, default_value = "origami")]
+    pub family: String,
+}
+
+impl RefitFlags {
+    /// The refit asked for, with the override file (`TRITONBLAS_HW_PARAMS`) on top of the
+    /// preset.
+    pub fn request(&self, override_file: Option<PathBuf>) -> RefitRequest {
+        RefitRequest {
+            dir: self.out.clone(),
+            fit_sets: self.fit_sets.clone(),
+            rounds: self.rounds,
+            tau_weight: self.tau_weight,
+            gpu: self.gpu.clone(),
+            model: self.model.clone(),
+            dtype: self.dtype.clone(),
+            family: self.family.clone(),
+            override_file,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::Exit;
+
+    fn flags(dtype: &str, family: &str, model: &str) -> ModelFlags {
+        ModelFlags {
+            dtype: dtype.into(),
+            family: family.into(),
+            model: model.into(),
+            gpu: None,
+            no_fitted: false,
+        }
+    }
+
+    #[test]
+    fn model_flags_are_checked_with_the_flag_named() {
+        assert_eq!(
+            flags("bf16", "origami", "seed").checked_dtype(),
+            Ok(Dtype::Bf16)
+        );
+        for (d, f, m, needle) in [
+            ("fp8", "origami", "origami", "--dtype"),
+            ("fp32", "origami", "origami", "runs fp16 or bf16"),
+            ("fp16", "triton", "origami", "--family: only 'origami'"),
+            ("fp16", "origami", "nope", "--model: unknown model 'nope'"),
+        ] {
+            let e = flags(d, f, m).checked_dtype().unwrap_err();
+            assert_eq!(e.exit, Exit::BadInput);
+            assert!(e.msg.contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn timing_flags_become_the_policy() {
+        let mut t = TimingFlags {
+            samples: 5,
+            screen_samples: 8,
+            screen_cut: 0.0,
+            sample_ms: 0.5,
+        };
+        let p = t.policy().unwrap();
+        assert_eq!(p.screen_samples, 5);
+        assert!(p.screen_cut.is_infinite());
+        assert!(t.warning().is_some());
+        t.screen_cut = 0.5;
+        assert!(t.policy().unwrap_err().msg.contains("--screen-cut"));
+    }
+}

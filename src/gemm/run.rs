@@ -1,0 +1,233 @@
+//! `origami-bench run`: one shape on any [`GemmBench`]: the given configs, the model's
+//! pick or its first N, each compiled, verified against cuBLAS and timed in full beside
+//! it, into a typed [`RunReport`].
+
+use crate::dtype::Dtype;
+use crate::exit::Failure;
+use crate::model::problem::{parse_config, parse_dim};
+use crate::model::{Config, Problem, Selector};
+use crate::report::run::{ConfigResult, CublasResult, RanConfig, RunReport, RunShape, TimedConfig};
+
+use super::bench::GemmBench;
+use super::kernel::{check_config, check_problem, tflops};
+use super::measure::TimingPolicy;
+use super::sweep::plan;
+use super::GemmError;
+
+/// Which configs to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunChoice {
+    /// These configs (each with its own prediction).
+    Given(Vec<Config>),
+    /// The model's first N (`None`: the pick alone).
+    Model { top: Option<usize> },
+}
+
+impl RunChoice {
+    /// From `--config` (repeatable; each parsed and checked against the kernel's rules)
+    /// and `--top N` (at least 1).
+    pub fn from_flags(configs: &[String], top: Option<usize>) -> Result<RunChoice, Failure> {
+        let mut given = Vec::new();
+        for c in configs {
+            let c = parse_config(c).map_err(|e| Failure::bad(format!("--config: {e}")))?;
+            check_config(&c)?;
+            given.push(c);
+        }
+        if top == Some(0) {
+            return Err(Failure::bad("--top: must be at least 1"));
+        }
+        Ok(if given.is_empty() {
+            RunChoice::Model { top }
+        } else {
+            RunChoice::Given(given)
+        })
+    }
+}
+
+/// The shape of `M N K` as given, checked against the kernel's alignment rule.
+pub fn problem_of(m: &str, n: &str, k: &str, dtype: Dtype) -> Result<Problem, Failure> {
+    let dim = |name: &str, v: &str| parse_dim(name, v).map_err(Failure::bad);
+    let p = Problem {
+        m: dim("M", m)?,
+        n: dim("N", n)?,
+        k: dim("K", k)?,
+        dtype,
+    };
+    check_problem(&p)?;
+    Ok(p)
+}
+
+/// (config, is the pick, predicted µs) of every config to run.
+fn chosen(
+    sel: &Selector<'_>,
+    p: &Problem,
+    choice: &RunChoice,
+) -> (Config, Vec<(Config, bool, f64)>) {
+    let top = match choice {
+        RunChoice::Model { top } => *top,
+        RunChoice::Given(_) => None,
+    };
+    let (selection, planned) = plan(sel, p, top, top.is_none());
+    let pick = selection.pick.config;
+    let list = match choice {
+        RunChoice::Model { .. } => planned
+            .iter()
+            .map(|x| (x.config, x.is_pick, x.predicted_us))
+            .collect(),
+        RunChoice::Given(given) => given
+            .iter()
+            .map(|c| {
+                // The config's own prediction (its launch included); a config outside the
+                // family's feasible set gets its tile's.
+                let cycles = sel.predict_config(p, c).unwrap_or_else(|| {
+                    sel.predict_tile(p, (c.block_m, c.block_n, c.block_k), c.group_m)
+                        .l_total
+                });
+                (*c, *c == pick, sel.cycles_to_us(cycles))
+            })
+            .collect(),
+    };
+    (pick, list)
+}
+
+/// Run the chosen configs on `p` with inputs from `seed`. Returns the report and the
+/// messages of configs that failed to compile (their rows say "not compiled").
+pub fn run_configs<B: GemmBench>(
+    bench: &mut B,
+    sel: &Selector<'_>,
+    p: &Problem,
+    choice: &RunChoice,
+    policy: &TimingPolicy,
+    seed: u64,
+) -> Result<(RunReport, Vec<String>), GemmError> {
+    let (pick, configs) = chosen(sel, p, choice);
+    let cfgs: Vec<Config> = configs.iter().map(|c| c.0).collect();
+    let compile_failures = bench.compile(&cfgs, &|| {}).failures;
+    let mut data = bench.prepare(p, seed)?;
+    let cb = bench.time_cublas(&data, policy)?;
+    let cbs = cb
+        .summary()
+        .ok_or_else(|| GemmError::Runtime("cuBLAS gave no finite sample".into()))?;
+    let mut results = Vec::new();
+    for (c, is_pick, predicted_us) in &configs {
+        let inst = match bench.instance(c) {
+            Ok(i) => i,
+            Err(e) => {
+                results.push(ConfigResult {
+                    config: c.to_string(),
+                    error: Some(e),
+                    ran: None,
+                });
+                continue;
+            }
+        };
+        let (v, first_ms) = bench.verify(&mut data, c)?;
+        let mut timed = None;
+        if v.passed {
+            let t = bench.time_config(&data, c, policy, None, true, Some(first_ms))?;
+            timed = t.summary().map(|s| TimedConfig {
+                median_ms: s.median,
+                cov: s.cov,
+                samples: s.n,
+                reps: t.reps,
+                tflops: tflops(p, s.median),
+                vs_cublas: cbs.median / s.median,
+            });
+        }
+        results.push(ConfigResult {
+            config: c.to_string(),
+            error: None,
+            ran: Some(RanConfig {
+                is_pick: *is_pick,
+                predicted_us: *predicted_us,
+                registers: inst.registers,
+                local_bytes: inst.local_bytes,
+                spills: inst.local_bytes > 0,
+                smem_bytes: inst.smem_bytes,
+                rel_err: v.rel_err,
+                unwritten: v.unwritten,
+                bound: v.bound,
+                passed: v.passed,
+                timed,
+            }),
+        });
+    }
+    let report = RunReport {
+        shape: RunShape {
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            dtype: p.dtype.to_string(),
+        },
+        gpu: bench.device_name(),
+        model_pick: pick.to_string(),
+        cublas: CublasResult {
+            median_ms: cbs.median,
+            cov: cbs.cov,
+            samples: cbs.n,
+            tflops: tflops(p, cbs.median),
+            reps: cb.reps,
+        },
+        configs: results,
+        rotation_copies: bench.rotation(&data),
+        clocks: bench.clocks(),
+    };
+    Ok((report, compile_failures))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::mock::MockBench;
+    use crate::model::problem::parse_config;
+    use crate::setup::{setup, SetupRequest};
+
+    #[test]
+    fn flags_become_a_choice_and_a_problem() {
+        assert_eq!(
+            RunChoice::from_flags(&[], None),
+            Ok(RunChoice::Model { top: None })
+        );
+        assert!(RunChoice::from_flags(&[], Some(0)).is_err());
+        let bad = RunChoice::from_flags(&["64x64".into()], None).unwrap_err();
+        assert!(bad.msg.starts_with("--config"), "{bad}");
+        let e = problem_of("64", "64", "100", Dtype::Fp16).unwrap_err();
+        assert!(e.msg.contains("multiple of 8"), "{e}");
+        assert_eq!(problem_of("64", "32", "16", Dtype::Bf16).unwrap().n, 32);
+    }
+
+    #[test]
+    fn a_run_on_the_mock_reports_the_pick_and_given_configs() {
+        let s = setup(&SetupRequest {
+            device: None,
+            gpu_name: Some("h100-sxm".into()),
+            override_file: None,
+            family: "origami".into(),
+            model: "origami".into(),
+            no_fitted: false,
+        })
+        .unwrap();
+        let sel = s.selector(Dtype::Fp16).unwrap();
+        let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let pol = TimingPolicy::default();
+        let mut b = MockBench::new(Dtype::Fp16);
+        let (r, _) =
+            run_configs(&mut b, &sel, &p, &RunChoice::Model { top: None }, &pol, 1).unwrap();
+        assert_eq!(r.configs.len(), 1);
+        assert_eq!(r.configs[0].config, r.model_pick);
+        let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
+        let (r, _) = run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1).unwrap();
+        assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
+        let (r, _) = run_configs(
+            &mut b,
+            &sel,
+            &p,
+            &RunChoice::Model { top: Some(3) },
+            &pol,
+            1,
+        )
+        .unwrap();
+        assert_eq!(r.configs.len(), 3);
+        assert!(r.configs[0].ran.as_ref().unwrap().is_pick);
+    }
+}

@@ -1,0 +1,231 @@
+//! The report of `origami-bench run` (one shape: the chosen configs beside cuBLAS), typed,
+//! with one writer per format: [`run_text`] for people, [`run_json`] for programs.
+
+use serde::Serialize;
+
+use crate::gpu::ClockSample;
+
+/// The shape that ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunShape {
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub dtype: String,
+}
+
+/// cuBLAS on the shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CublasResult {
+    pub median_ms: f64,
+    pub cov: f64,
+    pub samples: usize,
+    pub tflops: f64,
+    pub reps: u32,
+}
+
+/// A config's time, when it verified.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimedConfig {
+    pub median_ms: f64,
+    pub cov: f64,
+    pub samples: usize,
+    pub reps: u32,
+    pub tflops: f64,
+    /// cuBLAS's median over the config's.
+    pub vs_cublas: f64,
+}
+
+/// A compiled config: its instance, its check against cuBLAS, its time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RanConfig {
+    pub is_pick: bool,
+    pub predicted_us: f64,
+    pub registers: i32,
+    pub local_bytes: i32,
+    pub spills: bool,
+    pub smem_bytes: u32,
+    pub rel_err: f64,
+    pub unwritten: u64,
+    pub bound: f64,
+    pub passed: bool,
+    #[serde(flatten)]
+    pub timed: Option<TimedConfig>,
+}
+
+/// One config of the run: compiled and run, or why not (`error`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigResult {
+    pub config: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(flatten)]
+    pub ran: Option<RanConfig>,
+}
+
+impl ConfigResult {
+    /// Compiled and verified.
+    pub fn passed(&self) -> bool {
+        self.ran.as_ref().is_some_and(|r| r.passed)
+    }
+}
+
+/// The report of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    pub shape: RunShape,
+    pub gpu: String,
+    pub model_pick: String,
+    pub cublas: CublasResult,
+    pub configs: Vec<ConfigResult>,
+    pub rotation_copies: u32,
+    pub clocks: Option<ClockSample>,
+}
+
+impl RunReport {
+    /// A config failed to compile or verify.
+    pub fn any_failed(&self) -> bool {
+        self.configs.iter().any(|c| !c.passed())
+    }
+}
+
+/// The report as pretty JSON (keys sorted, as every origami JSON output).
+pub fn run_json(r: &RunReport) -> String {
+    let v = serde_json::to_value(r).expect("the report serializes");
+    serde_json::to_string_pretty(&v).expect("a JSON value prints")
+}
+
+fn or_dash<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or("-".into(), f)
+}
+
+/// A number as the JSON report has it: non-finite values are null there, `-` here.
+fn num(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    or_dash(v.filter(|x| x.is_finite()), f)
+}
+
+/// The report as a table: cuBLAS, then one line per config (`*`: the model's pick).
+pub fn run_text(r: &RunReport) -> String {
+    let s = &r.shape;
+    let mut t = format!(
+        "{}x{}x{} {} on {} (model pick {}; inputs rotated over {} copies)\n",
+        s.m, s.n, s.k, s.dtype, r.gpu, r.model_pick, r.rotation_copies
+    );
+    t.push_str(&format!(
+        "{:<22} {:>10} {:>7} {:>9} {:>8} {:>5} {:>6} {:>10} {:>6}\n",
+        "config", "median ms", "CoV", "TFLOP/s", "vs cuB", "regs", "spill", "rel_err", "pred us"
+    ));
+    t.push_str(&format!(
+        "{:<22} {:>10.4} {:>7.3} {:>9.1}\n",
+        "cuBLAS", r.cublas.median_ms, r.cublas.cov, r.cublas.tflops
+    ));
+    for c in &r.configs {
+        let ran = c.ran.as_ref();
+        let timed = ran.and_then(|x| x.timed.as_ref());
+        let note = match ran {
+            Some(x) if !x.passed => "  FAILED verification",
+            None if c.error.is_some() => "  not compiled",
+            _ => "",
+        };
+        t.push_str(&format!(
+            "{:<22} {:>10} {:>7} {:>9} {:>8} {:>5} {:>6} {:>10} {:>6}{}\n",
+            format!(
+                "{}{}",
+                c.config,
+                if ran.is_some_and(|x| x.is_pick) {
+                    "*"
+                } else {
+                    ""
+                }
+            ),
+            num(timed.map(|x| x.median_ms), |v| format!("{v:.4}")),
+            num(timed.map(|x| x.cov), |v| format!("{v:.3}")),
+            num(timed.map(|x| x.tflops), |v| format!("{v:.1}")),
+            num(timed.map(|x| x.vs_cublas), |v| format!("{:.1}%", 100.0 * v)),
+            or_dash(ran, |x| x.registers.to_string()),
+            or_dash(ran, |x| x.spills.to_string()),
+            num(ran.map(|x| x.rel_err), |v| format!("{v:.2e}")),
+            num(ran.map(|x| x.predicted_us), |v| format!("{v:.1}")),
+            note
+        ));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> RunReport {
+        RunReport {
+            shape: RunShape {
+                m: 64,
+                n: 64,
+                k: 64,
+                dtype: "fp16".into(),
+            },
+            gpu: "mock GPU".into(),
+            model_pick: "64x64x32,g1,w4,s3".into(),
+            cublas: CublasResult {
+                median_ms: 0.01,
+                cov: 0.02,
+                samples: 10,
+                tflops: 0.05,
+                reps: 64,
+            },
+            configs: vec![
+                ConfigResult {
+                    config: "64x64x32,g1,w4,s3".into(),
+                    error: None,
+                    ran: Some(RanConfig {
+                        is_pick: true,
+                        predicted_us: 3.25,
+                        registers: 128,
+                        local_bytes: 0,
+                        spills: false,
+                        smem_bytes: 24576,
+                        rel_err: 1e-4,
+                        unwritten: 0,
+                        bound: 2e-3,
+                        passed: true,
+                        timed: Some(TimedConfig {
+                            median_ms: 0.02,
+                            cov: 0.01,
+                            samples: 10,
+                            reps: 64,
+                            tflops: 0.026,
+                            vs_cublas: 0.5,
+                        }),
+                    }),
+                },
+                ConfigResult {
+                    config: "32x32x16,g1,w4,s2".into(),
+                    error: Some("no".into()),
+                    ran: None,
+                },
+            ],
+            rotation_copies: 32,
+            clocks: None,
+        }
+    }
+
+    #[test]
+    fn json_keys_are_flat_and_sorted() {
+        let r = report();
+        assert!(r.any_failed());
+        let j: serde_json::Value = serde_json::from_str(&run_json(&r)).unwrap();
+        assert_eq!(j["configs"][0]["vs_cublas"], serde_json::json!(0.5));
+        assert_eq!(j["configs"][1]["error"], serde_json::json!("no"));
+        assert!(j["configs"][1].get("passed").is_none());
+        let text = run_json(&r);
+        assert!(text.find("\"cublas\"").unwrap() < text.find("\"gpu\"").unwrap());
+    }
+
+    #[test]
+    fn text_marks_the_pick_and_the_failures() {
+        let t = run_text(&report());
+        assert!(t.contains("64x64x32,g1,w4,s3*"), "{t}");
+        assert!(t.contains("50.0%") && t.contains("1.00e-4"), "{t}");
+        assert!(t.lines().last().unwrap().ends_with("  not compiled"), "{t}");
+    }
+}

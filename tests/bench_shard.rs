@@ -1,0 +1,314 @@
+//! Sharded sweeps on the CPU, with the mock bench: N shards merged give exactly the files of
+//! one unsharded sweep (`configs.csv`, `shapes.csv` byte for byte; `summary.json` equal
+//! outside the per-run meta keys), through the library and through `origami-bench merge`;
+//! a shard cut by the time budget and resumed merges the same; overlapping, mismatched,
+//! missing and unfinished shards are refused with exit 2 and one line.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use origami::dtype::Dtype;
+use origami::exit::Exit;
+use origami::gemm::measure::TimingPolicy;
+use origami::gemm::merge::{merge_shards, MergeRequest};
+use origami::gemm::mock::MockBench;
+use origami::gemm::sweep_meta::{Shard, SweepMeta, PER_RUN_META_KEYS};
+use origami::gemm::sweep_run::{read_shape_lists, run_sweep, Quiet, SweepFolder, SweepRequest};
+use origami::report::bench as out;
+use origami::setup::{setup, SetupRequest};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("origami-shard-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Two lists (one with labels, one with a shape that stands twice): 9 shapes.
+fn lists(dir: &Path) -> Vec<PathBuf> {
+    let a = dir.join("seed_like.csv");
+    std::fs::write(
+        &a,
+        "M,N,K\n512,512,512\n1024,256,2048\n64,4096,512\n512,512,512\n2048,2048,1024\n",
+    )
+    .unwrap();
+    let b = dir.join("llm_like.csv");
+    std::fs::write(
+        &b,
+        "M,N,K,model,layer\n16,4096,4096,m,qkv\n128,11008,4096,m,up\n4096,4096,128,m,attn\n32,8192,1024,n,down\n",
+    )
+    .unwrap();
+    vec![a, b]
+}
+
+struct Sweep {
+    shard: Option<Shard>,
+    max_configs: usize,
+    budget: Option<f64>,
+}
+
+fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami::exit::Failure> {
+    let setup = setup(&SetupRequest {
+        device: None,
+        gpu_name: Some("h100-sxm".into()),
+        override_file: None,
+        family: "origami".into(),
+        model: "origami".into(),
+        no_fitted: false,
+    })?;
+    let sel = setup.selector(Dtype::Fp16)?;
+    let req = SweepRequest {
+        lists: read_shape_lists(lists, Dtype::Fp16)?,
+        dtype: Dtype::Fp16,
+        model: "origami".into(),
+        max_configs: Some(s.max_configs),
+        only_pick: false,
+        time_budget_s: s.budget,
+        seed: Some(7),
+        shard: s.shard,
+        policy: TimingPolicy::default(),
+        command: format!("mock sweep {:?}", s.shard),
+    };
+    let folder = SweepFolder::open(dir, s.shard, &Quiet)?;
+    let mut bench = MockBench::new(Dtype::Fp16);
+    let meta = run_sweep(&mut bench, &setup, &sel, &req, folder, &Quiet)?;
+    out::write_report(dir, true, Some(meta.to_value()))?;
+    Ok(meta)
+}
+
+fn plain(max_configs: usize) -> Sweep {
+    Sweep {
+        shard: None,
+        max_configs,
+        budget: None,
+    }
+}
+
+fn shard(index: usize, count: usize) -> Sweep {
+    Sweep {
+        shard: Some(Shard { index, count }),
+        max_configs: 24,
+        budget: None,
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `summary.json` without the per-run meta keys.
+fn summary_outside_run_keys(dir: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&read(&dir.join(out::SUMMARY_JSON))).unwrap();
+    let meta = v["meta"].as_object_mut().unwrap();
+    for k in PER_RUN_META_KEYS {
+        meta.remove(k);
+    }
+    v
+}
+
+fn assert_same_sweep(merged: &Path, one: &Path) {
+    for f in [out::CONFIGS_CSV, out::SHAPES_CSV] {
+        assert!(
+            read(&merged.join(f)) == read(&one.join(f)),
+            "{f} differs between {} and {}",
+            merged.display(),
+            one.display()
+        );
+    }
+    assert_eq!(
+        summary_outside_run_keys(merged),
+        summary_outside_run_keys(one)
+    );
+}
+
+fn merge(
+    dirs: &[&Path],
+    dest: &Path,
+    allow_partial: bool,
+) -> Result<SweepMeta, origami::exit::Failure> {
+    let o = merge_shards(&MergeRequest {
+        dirs: dirs.iter().map(|d| d.to_path_buf()).collect(),
+        dest: dest.to_path_buf(),
+        allow_partial,
+        command: "mock merge".into(),
+    })?;
+    out::write_report(dest, true, Some(o.meta.to_value()))?;
+    Ok(o.meta)
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_sweep() {
+    let root = tmpdir("merge");
+    let lists = lists(&root);
+    let one = root.join("one");
+    let meta = sweep(&one, &lists, &plain(24)).unwrap();
+    assert_eq!(meta.plan.total_shapes(), 9);
+    // The mock's failures are in the fixture: both paths are merged too.
+    let configs = read(&one.join(out::CONFIGS_CSV));
+    assert!(configs.contains("not compiled") && configs.contains("verification failed"));
+    assert_eq!(
+        out::read_csv::<origami::gemm::sweep::ShapeRow>(&one.join(out::SHAPES_CSV))
+            .unwrap()
+            .len(),
+        9
+    );
+    // Every shard count from 1 to more shards than shapes (shards with no shape at all).
+    for n in [1, 2, 3, 4, 11] {
+        let dirs: Vec<PathBuf> = (0..n).map(|i| root.join(format!("n{n}-s{i}"))).collect();
+        for (i, d) in dirs.iter().enumerate() {
+            let m = sweep(d, &lists, &shard(i, n)).unwrap();
+            assert_eq!(m.shard, Some(Shard { index: i, count: n }));
+        }
+        // In any order.
+        let mut given: Vec<&Path> = dirs.iter().map(|d| d.as_path()).collect();
+        given.reverse();
+        let dest = root.join(format!("merged-{n}"));
+        let merged = merge(&given, &dest, false).unwrap();
+        assert_same_sweep(&dest, &one);
+        assert_eq!(merged.run.base_seed, Some(7));
+        assert_eq!(merged.run.shapes_left, 0);
+        assert_eq!(merged.shard_runs.len(), n);
+        assert!(merged.shard.is_none());
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_shard_cut_by_the_budget_and_resumed_merges_the_same() {
+    let root = tmpdir("resume");
+    let lists = lists(&root);
+    let one = root.join("one");
+    sweep(&one, &lists, &plain(24)).unwrap();
+    let (s0, s1) = (root.join("s0"), root.join("s1"));
+    let cut = sweep(
+        &s0,
+        &lists,
+        &Sweep {
+            budget: Some(1.3),
+            ..shard(0, 2)
+        },
+    )
+    .unwrap();
+    assert!(cut.run.shapes_left > 0, "{:?}", cut.run);
+    sweep(&s1, &lists, &shard(1, 2)).unwrap();
+    // Unfinished: refused, or merged partially when allowed.
+    let e = merge(&[&s0, &s1], &root.join("early"), false).unwrap_err();
+    assert_eq!(e.exit, Exit::BadInput);
+    assert!(e.msg.contains("shard 0/2 unfinished"), "{e}");
+    let partial = merge(&[&s0, &s1], &root.join("partial"), true).unwrap();
+    assert_eq!(partial.run.shapes_left, cut.run.shapes_left);
+    // Resume shard 0 in its folder (it refuses another shard's folder).
+    let e = sweep(&s0, &lists, &shard(1, 2)).unwrap_err();
+    assert!(e.msg.contains("holds shard 0/2"), "{e}");
+    sweep(&s0, &lists, &shard(0, 2)).unwrap();
+    let dest = root.join("merged");
+    merge(&[&s0, &s1], &dest, false).unwrap();
+    assert_same_sweep(&dest, &one);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn merge_refuses_shards_of_other_sweeps() {
+    let root = tmpdir("refuse");
+    let lists = lists(&root);
+    let d: Vec<PathBuf> = (0..3).map(|i| root.join(format!("s{i}"))).collect();
+    for (i, dir) in d.iter().enumerate() {
+        sweep(dir, &lists, &shard(i, 3)).unwrap();
+    }
+    let other = root.join("other");
+    sweep(
+        &other,
+        &lists,
+        &Sweep {
+            max_configs: 12,
+            ..shard(2, 3)
+        },
+    )
+    .unwrap();
+    let four = root.join("four");
+    sweep(&four, &lists, &shard(3, 4)).unwrap();
+    let one = root.join("one");
+    sweep(&one, &lists, &plain(24)).unwrap();
+    let dest = root.join("dest");
+    for (dirs, needle) in [
+        (vec![&d[0], &d[1], &d[1]], "overlapping shards"),
+        (vec![&d[0], &d[1], &other], "meta.max_configs"),
+        (vec![&d[0], &d[1], &four], "shard counts differ"),
+        (vec![&d[0], &d[2]], "shard 1/3 missing"),
+        (vec![&d[0], &one], "not a shard folder"),
+        (vec![&d[0], &d[1], &d[2], &dest], "summary.json"),
+    ] {
+        let dirs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+        let e = merge(&dirs, &dest, false).unwrap_err();
+        assert_eq!(e.exit, Exit::BadInput, "{e}");
+        assert!(
+            e.msg.contains(needle) && !e.msg.contains('\n'),
+            "{needle}: {e}"
+        );
+    }
+    merge(&[&d[0], &d[1], &d[2]], &dest, false).unwrap();
+    let again = merge(&[&d[0], &d[1], &d[2]], &dest, false).unwrap_err();
+    assert!(again.msg.contains("already holds a sweep"), "{again}");
+    let into_shard = merge(&[&d[0], &d[1], &d[2]], &d[0], false).unwrap_err();
+    assert!(
+        into_shard.msg.contains("one of the shard folders"),
+        "{into_shard}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+fn bench_cmd() -> Command {
+    let mut c = Command::cargo_bin("origami-bench").unwrap();
+    c.env_remove("TRITONBLAS_HW_PARAMS")
+        .env("CUDA_VISIBLE_DEVICES", "");
+    c
+}
+
+#[test]
+fn the_cli_merges_and_checks_shard_flags() {
+    let root = tmpdir("cli");
+    let lists = lists(&root);
+    let one = root.join("one");
+    sweep(&one, &lists, &plain(24)).unwrap();
+    let d: Vec<PathBuf> = (0..3).map(|i| root.join(format!("s{i}"))).collect();
+    for (i, dir) in d.iter().enumerate() {
+        sweep(dir, &lists, &shard(i, 3)).unwrap();
+    }
+    let dest = root.join("merged");
+    let o = bench_cmd()
+        .args(["merge", "--no-plots", "--out"])
+        .arg(&dest)
+        .args(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("A/BF median"));
+    assert_same_sweep(&dest, &one);
+    let o = bench_cmd()
+        .args(["merge", "--out"])
+        .arg(root.join("x"))
+        .args([&d[0], &d[1]])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("shard 2/3 missing"), "{err}");
+    // Bad --shard values: exit 2, one line, before any GPU is looked for.
+    for bad in ["3/3", "x", "/4", "1/0"] {
+        let o = bench_cmd()
+            .args(["sweep", "--shapes"])
+            .arg(&lists[0])
+            .args(["--shard", bad, "--out"])
+            .arg(root.join("never"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--shard"), "{err}");
+    }
+    assert!(!root.join("never").exists());
+    let _ = std::fs::remove_dir_all(&root);
+}
