@@ -18,6 +18,7 @@ use origami::gemm::fit::{
 use origami::gemm::kernel::{check_config, check_problem, error_bound, tflops};
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::runner::Runner;
+use origami::gemm::shape_metrics::{shape_rows, ShapeFacts};
 use origami::gemm::sweep::{
     done_keys, keep_complete, plan, run_shape, shape_row, ConfigRow, ShapeRow, SweepOptions,
 };
@@ -807,8 +808,8 @@ fn sweep_cmd(a: SweepArgs) -> Result<(), Fail> {
 
 /// summary.json, plots and the text tables from a sweep folder.
 fn report_cmd(dir: &Path, no_plots: bool, meta: Option<serde_json::Value>) -> Result<(), Fail> {
-    let shapes: Vec<ShapeRow> = out::read_csv(&dir.join(out::SHAPES_CSV)).map_err(bad)?;
-    if shapes.is_empty() {
+    let facts: Vec<ShapeFacts> = out::read_csv(&dir.join(out::SHAPES_CSV)).map_err(bad)?;
+    if facts.is_empty() {
         return Err(bad(format!(
             "{}: no shapes.csv rows (run `origami-bench sweep --out {}` first)",
             dir.display(),
@@ -816,6 +817,10 @@ fn report_cmd(dir: &Path, no_plots: bool, meta: Option<serde_json::Value>) -> Re
         )));
     }
     let configs: Vec<ConfigRow> = out::read_csv(&dir.join(out::CONFIGS_CSV)).map_err(bad)?;
+    // Every metric is derived from configs.csv here, whichever runner wrote the folder.
+    let shapes = shape_rows(&facts, &configs).map_err(bad)?;
+    out::write_csv(&dir.join(out::SHAPES_CSV), &shapes)
+        .map_err(|e| runtime(format!("{}: {e}", dir.join(out::SHAPES_CSV).display())))?;
     let sp = dir.join(out::SUMMARY_JSON);
     // Keep the meta of the sweep that made the folder when re-reporting.
     let meta = meta.unwrap_or_else(|| {

@@ -12,12 +12,15 @@
 //!   random inputs, NaN poison, cuBLAS reference, CUDA-graph timing).
 //! - [`sweep`]: plan, per-config and per-shape rows, A/BF, rank, Kendall tau-b, summary,
 //!   resume bookkeeping; `run_shape` drives the runner for one shape.
+//! - [`shape_metrics`]: the per-shape rows of a sweep folder derived again from its
+//!   `configs.csv` (what `origami-bench report` shows, for any runner) (pure).
 //! - [`fit`]: refit of the model's empirical constants to a committed sweep (CPU only).
 
 pub mod fit;
 pub mod kernel;
 pub mod measure;
 pub mod runner;
+pub mod shape_metrics;
 pub mod sweep;
 pub mod verify;
 
