@@ -1,42 +1,130 @@
 #!/usr/bin/env python3
 """Starting values for `origami-bench refit` of the throughput model (docs/throughput.md).
 
-The same formulas as src/model/throughput.rs, vectorized with numpy, fitted to a sweep's
-configs.csv by Nelder-Mead on the log error with each shape's mean removed (ranking, not
-absolute time; refit sets the absolute scale). Only the `--fit-set` rows are used; the
-others are scored as held out. Prints a flat TRITONBLAS_HW_PARAMS object on stdout.
+Least squares of the throughput model's time to a sweep's measured configs (configs.csv of
+`origami-bench sweep`, the origami family, fp16): Nelder-Mead on the log error with each
+shape's mean removed (ranking, not absolute time; refit sets the absolute scale). Only the
+rows of the fit set are used. Prints a flat TRITONBLAS_HW_PARAMS object on stdout.
 
     python3 scripts/throughput_start.py results/h200/bench/configs.csv seed_shapes > start.json
 
-Needs numpy, pandas and scipy (not used by CI). GPU numbers are the H200's (132 SMs, 228 KiB
-shared memory per SM, calibrations/h200.json's L2 and DRAM figures).
+The GPU's numbers come from the binaries, not from this file:
+  * `origami-select M N K --gpu GPU --family origami --format json`: SM count, the L2 and
+    DRAM rates and the DRAM coefficient (`params`), as the model resolves them;
+  * the GPU description its preset embeds (`calibrations/GPU.json`, or `--hw FILE`, e.g.
+    a calibration of the device): shared memory, registers and L2 size, which that json
+    does not print.
+The constant names are the Rust model's: the result is read back through
+`origami-select --format json` (an unknown name stops it), and the result is scored by
+`origami-bench refit --rounds 0` (the Rust model itself) on the fit set and the other sets.
+
+Why a copy of the model's formula remains here: Nelder-Mead evaluates it ~10^4 times over
+thousands of configs; through the binary that is one process per shape and evaluation
+(~40 ms), hours instead of seconds. So `predict` below is a numpy copy of
+src/model/throughput.rs for the origami family with the constants this fit moves (the
+others at their defaults: no p-norm, no wgmma, no fill transfer), and it needs two rules it
+does not own: blocks per SM (src/model/occupancy.rs) and the origami kernel's warp grid
+(its family in src/model/). The refit score at the end is the check that the copy still
+ranks like the Rust model.
+
+Needs numpy, pandas and scipy (not used by CI).
 """
+import argparse
 import json
+import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.stats import kendalltau
 
-SMS, SMEM_SM, RES, L2_BYTES = 132, 233472, 1024, 62914560
-L2BW, DRAMBW, COEF = 4719.031, 2320.216, 0.030680
-NAMES = ["tp_mma_cycles", "tp_warp_mma_cycles", "tp_load_latency_cycles", "tp_iter_cycles",
-         "tp_epilogue_cycles", "tp_block_setup_cycles", "tp_fragment_read_weight",
-         "l2_bytes_per_cycle_per_sm", "tp_stage_exponent", "tp_prologue_loads",
-         "tp_iter_latency_cycles"]
-START = [3.0, 20.0, 1500.0, 200.0, 3000.0, 5000.0, 2.0, 35.0, 0.6, 1.5, 600.0]
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+# The constants this fit moves, in the order of `predict`'s parameter vector, with first
+# guesses (cycles or ratios; not properties of a GPU). The L2 share is fitted in bytes per
+# cycle per SM and written as the model's fraction of the GPU's L2 rate per SM.
+FITTED = [("tp_mma_cycles", 3.0), ("tp_warp_mma_cycles", 20.0),
+          ("tp_load_latency_cycles", 1500.0), ("tp_iter_cycles", 200.0),
+          ("tp_epilogue_cycles", 3000.0), ("tp_block_setup_cycles", 5000.0),
+          ("tp_fragment_read_weight", 2.0), ("l2_bytes_per_cycle_per_sm", 35.0),
+          ("tp_stage_exponent", 0.6), ("tp_prologue_loads", 1.5),
+          ("tp_iter_latency_cycles", 600.0)]
+# Defaults of ModelConstants that the copy below uses as plain numbers.
+SMEM_BYTES_PER_CYCLE = 128.0   # tp_smem_bytes_per_cycle
+MMA_ATOM = (16, 8, 16)         # m16n8k16, the origami kernel's mma.sync
+ELEMENT_BYTES = 2              # fp16
+# Occupancy rules of src/model/occupancy.rs (CUDA's per-architecture limits).
+RESERVED_SMEM_PER_BLOCK = 1024
+REGISTER_ALLOCATION_UNIT = 256
+MAX_WARPS_BLOCKS = {(7, 5): (32, 16), (8, 6): (48, 16), (8, 7): (48, 16), (8, 9): (48, 24)}
 
 
-def features(d):
+def binary(name, path):
+    """The command that runs one of this project's binaries."""
+    if path:
+        return [path]
+    built = os.path.join(ROOT, "target", "release", name)
+    if os.path.exists(built):
+        return [built]
+    return ["cargo", "run", "--release", "-q", "--manifest-path",
+            os.path.join(ROOT, "Cargo.toml"), "--bin", name, "--"]
+
+
+def run(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def selection_json(select, gpu, shape, override=None):
+    env = dict(os.environ, ORIGAMI_NO_GPU="1")
+    env.pop("TRITONBLAS_HW_PARAMS", None)
+    if override:
+        env["TRITONBLAS_HW_PARAMS"] = override
+    m, n, k = (str(int(x)) for x in shape)
+    return json.loads(run(select + [m, n, k, "--gpu", gpu, "--family", "origami",
+                                    "--format", "json"], env))
+
+
+def hardware(select, gpu, shape, hw_file):
+    """The GPU's numbers: the model's resolved ones from origami-select, the description's
+    limits from the preset file (or --hw)."""
+    j = selection_json(select, gpu, shape)
+    desc_path = hw_file or os.path.join(ROOT, "calibrations", f"{gpu}.json")
+    with open(desc_path) as f:
+        desc = json.load(f)["gpu"]
+    sms = j["gpu"]["sm_count"]
+    if desc["sm_count"] != sms:
+        sys.exit(f"{desc_path}: {desc['sm_count']} SMs, origami-select --gpu {gpu}: {sms}")
+    warps, blocks = MAX_WARPS_BLOCKS.get(tuple(desc["compute_capability"]),
+                                         (48, 32) if desc["compute_capability"][0] == 12
+                                         else (64, 32))
+    p = {name: v["value"] for name, v in j["params"].items()}
+    return {
+        "sms": sms,
+        "l2_rate": p["l2_perf_ratio"], "dram_rate": p["dram_perf_ratio"],
+        "dram_coeff": p["dram_bw_coeff"],
+        "l2_bytes": desc["l2_bytes"],
+        "smem_per_sm": desc["smem_per_block_optin_bytes"] + RESERVED_SMEM_PER_BLOCK,
+        "registers_per_sm": desc["registers_per_sm"],
+        "max_warps": warps, "max_blocks": blocks,
+        "source": j["gpu"]["source"],
+    }
+
+
+def features(d, hw):
     f = {c: d[k].values.astype(float) for c, k in
          [("BM", "block_m"), ("BN", "block_n"), ("BK", "block_k"), ("w", "num_warps"),
           ("s", "num_stages"), ("g", "group_m"), ("M", "m"), ("N", "n"), ("K", "k")]}
     regs, smem = d.registers.values.astype(float), d.smem_bytes.values.astype(float)
-    per_warp = np.ceil(regs * 32 / 256) * 256
-    f["o"] = np.maximum(1, np.minimum.reduce([np.floor(SMEM_SM / (smem + RES)),
-                                              np.floor(65536 / (per_warp * f["w"])),
-                                              np.floor(64 / f["w"]), np.full_like(regs, 32)]))
+    per_warp = np.ceil(regs * 32 / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
+    f["o"] = np.maximum(1, np.minimum.reduce([
+        np.floor(hw["smem_per_sm"] / (smem + RESERVED_SMEM_PER_BLOCK)),
+        np.floor(hw["registers_per_sm"] / (per_warp * f["w"])),
+        np.floor(hw["max_warps"] / f["w"]), np.full_like(regs, hw["max_blocks"])]))
     wm = np.where(f["w"] == 4, 2, np.where(f["BM"] >= f["BN"], 4, 2))
     f["wm"], f["wn"] = wm, f["w"] / wm
     f["gm"], f["gn"] = np.ceil(f["M"] / f["BM"]), np.ceil(f["N"] / f["BN"])
@@ -44,17 +132,17 @@ def features(d):
     return f
 
 
-def predict(f, th):
+def predict(f, th, hw):
     a, b, lat, ovh, epi, setup, frw, l2sm, sexp, fill, ovh2 = th
     BM, BN, BK, w, s, o = f["BM"], f["BN"], f["BK"], f["w"], f["s"], f["o"]
-    nmma = BM * BN * BK / 2048.0
-    busiest = np.ceil(f["tiles"] / SMS)
-    load = (BM + BN) * BK * 2
-    frag = (BM * f["wn"] + BN * f["wm"]) * BK * 2
+    nmma = BM * BN * BK / float(np.prod(MMA_ATOM))
+    busiest = np.ceil(f["tiles"] / hw["sms"])
+    load = (BM + BN) * BK * ELEMENT_BYTES
+    frag = (BM * f["wn"] + BN * f["wm"]) * BK * ELEMENT_BYTES
 
     def rounds(c):
         tensor = c * (nmma * a + ovh)
-        smem = c * (frw * frag + load) / 128.0
+        smem = c * (frw * frag + load) / SMEM_BYTES_PER_CYCLE
         l2_one = load / l2sm
         warp = nmma / w * b + ovh2
         pipe = (lat + l2_one) / np.maximum(s - 1, 1) ** sexp
@@ -64,53 +152,84 @@ def predict(f, th):
     full = np.floor(busiest / o)
     rest = busiest - full * o
     sm = full * rounds(o) + np.where(rest > 0, rounds(np.maximum(rest, 1)), 0)
-    resident = np.maximum(1, np.minimum(f["tiles"], SMS * o))
+    resident = np.maximum(1, np.minimum(f["tiles"], hw["sms"] * o))
     gm = np.minimum(np.minimum(f["g"], f["gm"]), resident)
     gn = np.minimum(f["gn"], np.ceil(resident / gm))
-    ab = (f["M"] + f["N"]) * f["K"] * 2
-    per_round = (gm * BM + gn * BN) * f["K"] * 2
-    inputs = np.where(ab < L2_BYTES, ab, np.maximum(ab, np.ceil(f["tiles"] / resident) * per_round))
-    active = np.minimum(f["tiles"], SMS)
-    dram = (inputs + f["M"] * f["N"] * 2) / (DRAMBW * np.minimum(1, COEF * active))
+    ab = (f["M"] + f["N"]) * f["K"] * ELEMENT_BYTES
+    per_round = (gm * BM + gn * BN) * f["K"] * ELEMENT_BYTES
+    inputs = np.where(ab < hw["l2_bytes"], ab,
+                      np.maximum(ab, np.ceil(f["tiles"] / resident) * per_round))
+    active = np.minimum(f["tiles"], hw["sms"])
+    dram = (inputs + f["M"] * f["N"] * ELEMENT_BYTES) / (
+        hw["dram_rate"] * np.minimum(1, hw["dram_coeff"] * active))
     return np.maximum(sm, dram)
 
 
-def score(d, f, th):
-    d = d.assign(pred=predict(f, th))
-    taus, abf = [], []
-    for _, g in d.groupby(["m", "n", "k"]):
-        taus.append(kendalltau(g.pred, g.measured_ms).statistic)
-        abf.append(g.measured_ms.min() / g.loc[g.pred.idxmin()].measured_ms)
-    return f"tau {np.mean(taus):.3f}, A/BF median {np.median(abf):.3f} min {np.min(abf):.3f}"
+def fit(rows, hw):
+    ff = features(rows, hw)
+    key = rows.m.astype(str) + "_" + rows.n.astype(str) + "_" + rows.k.astype(str)
+    logm = np.log(rows.measured_ms.values)
+
+    def loss(t):
+        r = pd.Series(np.log(predict(ff, np.abs(t), hw)) - logm)
+        return float(((r - r.groupby(key.values).transform("mean")) ** 2).mean())
+
+    th = np.array([v for _, v in FITTED])
+    for _ in range(2):
+        th = np.abs(minimize(loss, th, method="Nelder-Mead",
+                             options=dict(maxiter=6000, xatol=1e-4, fatol=1e-8,
+                                          adaptive=True)).x)
+    c = dict(zip((n for n, _ in FITTED), (float(x) for x in th)))
+    c["tp_l2_sm_share"] = c.pop("l2_bytes_per_cycle_per_sm") / (hw["l2_rate"] / hw["sms"])
+    c["throughput_model"] = 1
+    return {"constants": c}
+
+
+def check_with_binaries(result, a, select, shape):
+    """Read the result back through origami-select (every name must be a model constant)
+    and score it with origami-bench refit --rounds 0 (the Rust model) on stderr."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(result, f)
+    try:
+        back = selection_json(select, a.gpu, shape, f.name)["constants"]
+        missing = [n for n in result["constants"] if back.get(n, {}).get("tier") != "file"]
+        if missing:
+            sys.exit(f"origami-select did not take {', '.join(missing)} from the result")
+        env = dict(os.environ, TRITONBLAS_HW_PARAMS=f.name, ORIGAMI_NO_GPU="1")
+        out = run(binary("origami-bench", a.bench) + [
+            "refit", "--out", os.path.dirname(os.path.abspath(a.configs)) or ".",
+            "--fit-set", a.fit_set, "--gpu", a.gpu, "--rounds", "0"], env)
+        for line in out.splitlines():
+            if ", before" in line:
+                print("origami-bench refit --rounds 0:", line, file=sys.stderr)
+    finally:
+        os.unlink(f.name)
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    d = pd.read_csv(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("configs", help="configs.csv of an origami-bench sweep (origami family)")
+    ap.add_argument("fit_set", help="the set (shape-list stem) to fit on, e.g. seed_shapes")
+    ap.add_argument("--gpu", default="h200", help="preset the sweep ran on (default h200)")
+    ap.add_argument("--hw", help="GPU description (a calibration file) instead of the preset's")
+    ap.add_argument("--select", help="origami-select binary (default: target/release, "
+                    "else cargo run --release)")
+    ap.add_argument("--bench", help="origami-bench binary (same default)")
+    a = ap.parse_args()
+    d = pd.read_csv(a.configs)
     d = d[(d.passed == 1) & (d.dtype == "fp16")]
-    fit, held = d[d.set == sys.argv[2]], d[d.set != sys.argv[2]]
-    if fit.empty:
-        sys.exit(f"no rows of set {sys.argv[2]}")
-    ff = features(fit)
-    key = fit.m.astype(str) + "_" + fit.n.astype(str) + "_" + fit.k.astype(str)
-    logm = np.log(fit.measured_ms.values)
-
-    def loss(t):
-        r = pd.Series(np.log(predict(ff, np.abs(t))) - logm)
-        return float(((r - r.groupby(key.values).transform("mean")) ** 2).mean())
-
-    th = np.array(START)
-    for _ in range(2):
-        th = np.abs(minimize(loss, th, method="Nelder-Mead",
-                             options=dict(maxiter=6000, xatol=1e-4, fatol=1e-8, adaptive=True)).x)
-    print("fit:", score(fit, ff, th), file=sys.stderr)
-    if not held.empty:
-        print("held out:", score(held, features(held), th), file=sys.stderr)
-    c = dict(zip(NAMES, (float(x) for x in th)))
-    c["tp_l2_sm_share"] = c.pop("l2_bytes_per_cycle_per_sm") / (L2BW / SMS)
-    c["throughput_model"] = 1
-    print(json.dumps({"constants": c}, indent=1))
+    rows = d[d.set == a.fit_set]
+    if rows.empty:
+        sys.exit(f"no passed fp16 rows of set {a.fit_set} in {a.configs}")
+    select = binary("origami-select", a.select)
+    shape = rows.iloc[0][["m", "n", "k"]]
+    hw = hardware(select, a.gpu, shape, a.hw)
+    print(f"GPU numbers: {hw['source']} via origami-select; limits from "
+          f"{a.hw or 'its preset file'}", file=sys.stderr)
+    result = fit(rows, hw)
+    check_with_binaries(result, a, select, shape)
+    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

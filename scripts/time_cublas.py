@@ -41,7 +41,7 @@ LLM_SHAPES = [
     (2048, 4096, 4096), (2048, 14336, 4096), (2048, 4096, 14336), (2048, 6144, 4096),
     # Llama-3-70B
     (512, 8192, 8192), (512, 28672, 8192), (512, 8192, 28672), (4096, 10240, 8192),
-    # DeepSeek-V3-like (seed 001 testlist style)
+    # DeepSeek-V3-like (in the style of the warp-specialized persistent GEMM model's testlist)
     (4096, 7168, 2048), (4096, 2048, 7168), (4096, 7168, 256), (4096, 4096, 16384),
 ]
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Brute-force check of origami-select's `triton` family on a GPU (issue 4, Triton part).
+"""The Triton runner: times the configs of origami-select's `triton` family on a GPU, so
+that `origami-bench report` and `refit --family triton` can judge and fit the model on
+Triton's kernels the way `origami-bench sweep` does for this project's own kernel.
 
 For every shape of an inputs folder (made on a CPU with `origami-select M N K --family
 triton --gpu h200 --all --format csv`, one file per shape) this script
@@ -15,10 +17,14 @@ triton --gpu h200 --all --format csv`, one file per shape) this script
     launches, longer ones with CUDA events around single launches; the GPU is kept busy
     with a sleep kernel while the host enqueues, so launch gaps stay out; median of the
     samples. Configs already >= 1.5x slower than the best so far and over 2 ms get one
-    sample (they cannot be the best; their rank for Kendall tau is kept);
+    sample (they cannot be the best; they keep their place in the ranking);
   * times cuBLAS (torch.mm(A, B.t())) the same way;
-  * writes measurements.csv (one row per shape x config), per_shape.csv, compile.csv,
-    summary.json and two plots under --out.
+  * writes under --out: measurements.csv (the raw log: one row per shape x launch, with
+    every sample; resume and the GROUP_SIZE_M pass read it), compile.csv, run_info.json,
+    log.txt, and configs.csv + shapes.csv in origami-bench's layout
+    (scripts/triton/bench_layout.py). Every metric and plot then comes from
+    `origami-bench report --out DIR` (A/BF, A/cuBLAS, rank of the pick, Kendall tau-b,
+    infeasible picks); this script computes none.
 
 The model's pick (rank 1 of the listing) is launched with its phase-2 GROUP_SIZE_M. Every
 other listed config is launched with GROUP_SIZE_M = 8 (the tutorial's value; the listing
@@ -34,8 +40,9 @@ N, K multiples of 16, so one compiled kernel per config serves all shapes; the s
 counts compiled variants per config and reports any recompile.
 
 Usage (device):  python3 scripts/triton_sweep.py --inputs results/h200/triton/inputs --out $OUT
-      summary only (CPU, from a measurements.csv):
-                 python3 scripts/triton_sweep.py --summarize DIR --out DIR
+      then (CPU):  origami-bench report --out $OUT
+A committed run of an older version of this script (measurements.csv only):
+                 python3 scripts/triton/bench_layout.py RUN_DIR OUT_DIR
 """
 
 import argparse
@@ -53,6 +60,9 @@ import time
 
 import triton
 import triton.language as tl
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "triton"))
+from bench_layout import write_folder  # noqa: E402
 
 REL_TOL = 2e-3
 GRAPH_BELOW_US = 100.0     # probe time under which a config is timed with CUDA graphs
@@ -330,38 +340,11 @@ class Timer:
         return statistics.median(ts), ts, f"events{reps}"
 
 
-# ------------------------------------------------------------------------- statistics
-
-def kendall_tau_b(x, y):
-    """Kendall tau-b (ties in either variable handled), O(n^2)."""
-    n = len(x)
-    if n < 2:
-        return float("nan")
-    conc = disc = tx = ty = 0
-    for i in range(n):
-        xi, yi = x[i], y[i]
-        for j in range(i + 1, n):
-            dx = xi - x[j]
-            dy = yi - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    den = math.sqrt((conc + disc + tx) * (conc + disc + ty))
-    return (conc - disc) / den if den else float("nan")
-
+# ---------------------------------------------------------------------------- the sweep
 
 def flops(M, N, K):
     return 2.0 * M * N * K
 
-
-# ---------------------------------------------------------------------------- the sweep
 
 MEAS_FIELDS = ["M", "N", "K", "config", "role", "rank", "BLOCK_SIZE_M", "BLOCK_SIZE_N",
                "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages", "predicted_cycles",
@@ -535,17 +518,12 @@ def run_sweep(args):
         def check():
             return (torch.linalg.norm(C.float() - ref).item() / ref_norm)
 
-        rows_out = []
-
         def emit(row):
             meas_w.writerow({k: row.get(k, "") for k in MEAS_FIELDS})
-            rows_out.append(row)
 
         # cuBLAS
         key0 = (M, N, K, "cublas", "cublas")
-        if key0 in done:
-            rows_out.append(done[key0])
-        else:
+        if key0 not in done:
             cb = lambda: torch.mm(A, B.t(), out=C)  # noqa: E731
             cb()
             torch.cuda.synchronize()
@@ -574,7 +552,6 @@ def run_sweep(args):
                     "predicted_cycles": r["pred"]}
             if (M, N, K, key, role) in done:
                 d = done[(M, N, K, key, role)]
-                rows_out.append(d)
                 if d["status"] == "ok":
                     us = float(d["measured_us"])
                     best_us = us if best_us is None else min(best_us, us)
@@ -621,11 +598,8 @@ def run_sweep(args):
         if cw:
             info["sm_clock_mhz_median"], info["sm_clock_mhz_min"], info["sm_clock_mhz_max"] = cw
         shape_info.append(info)
-        s = summarize_shape(M, N, K, rows_out)
         log(f"{M}x{N}x{K}: {info['t1'] - info['t0']:.1f} s (budget {budget:.1f}), "
-            f"timed {n_done}, budget-skipped {n_skip}; A/BF {s.get('abf', float('nan')):.3f}, "
-            f"A/cuBLAS {s.get('a_cublas', float('nan')):.3f}, tau {s.get('tau_b', float('nan')):.3f}, "
-            f"pick rank {s.get('pick_rank')}/{s.get('n_measured')}; SM clock {cw}")
+            f"timed {n_done}, budget-skipped {n_skip}; SM clock {cw}")
         del A, B, C, ref
         torch.cuda.empty_cache()
 
@@ -653,7 +627,9 @@ def run_sweep(args):
     }
     with open(os.path.join(args.out, "run_info.json"), "w") as f:
         json.dump(run_info, f, indent=1, default=str)
-    write_summary(args.out, args.out, run_info, log)
+    with open(meas_path) as f:
+        rows = list(csv.DictReader(f))
+    write_bench_folder(args.out, rows, args.inputs, run_info, log)
 
 
 
@@ -784,200 +760,23 @@ def run_refine(args):
     sm = [x[1] for x in clocks.samples if x[5] > 0]
     if sm:
         log(f"SM clock while busy: median {statistics.median(sm)}, min {min(sm)}, max {max(sm)} MHz")
-    # merged summary (first pass + refinement) and plots
-    with open(os.path.join(args.out, "measurements_merged.csv"), "w", newline="") as f:
-        mw = csv.DictWriter(f, fieldnames=MEAS_FIELDS, extrasaction="ignore")
-        mw.writeheader()
-        for r in prev:
-            mw.writerow({k: r.get(k, "") for k in MEAS_FIELDS})
-        with open(os.path.join(args.out, "refine.csv")) as g:
-            for r in csv.DictReader(g):
-                mw.writerow({k: r.get(k, "") for k in MEAS_FIELDS})
+    # The first pass and this one together, in origami-bench's layout.
+    with open(os.path.join(args.out, "refine.csv")) as g:
+        rows = prev + list(csv.DictReader(g))
     ri = None
     p = os.path.join(args.refine, "run_info.json")
     if os.path.exists(p):
         with open(p) as f:
             ri = json.load(f)
-    os.replace(os.path.join(args.out, "measurements_merged.csv"),
-               os.path.join(args.out, "measurements.csv"))
-    write_summary(args.out, args.out, ri, log)
-    os.remove(os.path.join(args.out, "measurements.csv"))  # the merge is rebuilt offline
+    inputs = ((ri or {}).get("args") or {}).get("inputs") or args.inputs
+    write_bench_folder(args.out, rows, inputs, ri, log)
 
 
-# ---------------------------------------------------------------------------- summaries
-
-def summarize_shape(M, N, K, rows):
-    out = {"M": M, "N": N, "K": K}
-    ok = [r for r in rows if r.get("status") == "ok" and r.get("role") in ("pick", "bf", "refine")]
-    ok8 = [r for r in ok if r["role"] in ("pick", "bf")]
-    cub = [r for r in rows if r.get("role") == "cublas" and r.get("status") == "ok"]
-    pick = [r for r in rows if r.get("role") == "pick"]
-    bf = [r for r in ok if r["role"] == "bf"]
-    out["n_listed_feasible"] = sum(1 for r in rows if r.get("role") == "bf")
-    out["n_measured"] = len(bf)
-    out["n_failed"] = sum(1 for r in rows if r.get("role") == "bf" and r.get("status") not in
-                          ("ok", "not_timed_budget"))
-    out["n_not_timed_budget"] = sum(1 for r in rows if r.get("status") == "not_timed_budget")
-    if cub:
-        out["cublas_us"] = float(cub[0]["measured_us"])
-        out["cublas_tflops"] = float(cub[0]["tflops"])
-    if pick:
-        p = pick[0]
-        out["pick"] = p["config"]
-        out["pick_status"] = p.get("status")
-        out["pick_n_spills"] = p.get("n_spills")
-        out["pick_n_regs"] = p.get("n_regs")
-        spill = str(p.get("n_spills", "")) not in ("", "0")
-        out["pick_infeasible"] = p.get("status") != "ok" or spill
-    if ok:
-        best = min(ok, key=lambda r: float(r["measured_us"]))
-        out["bf_config"] = best["config"]
-        out["bf_role"] = best["role"]
-        out["bf_us"] = float(best["measured_us"])
-        out["bf_tflops"] = float(best["tflops"])
-    if ok8:
-        b8 = min(ok8, key=lambda r: float(r["measured_us"]))
-        out["bf_g8_config"] = b8["config"]
-        out["bf_g8_us"] = float(b8["measured_us"])
-    ref_rows = [r for r in ok if r["role"] == "refine"]
-    if ref_rows:
-        first = {r["config"]: float(r["measured_us"]) for r in bf}
-        rep = [float(r["measured_us"]) / first[r["config"]] for r in ref_rows
-               if int(r["GROUP_SIZE_M"]) == 8 and r["config"] in first]
-        if rep:
-            out["repeat_ratio_median"] = statistics.median(rep)
-            out["repeat_ratio_max_dev"] = max(abs(x - 1) for x in rep)
-    if pick and pick[0].get("status") == "ok" and ok:
-        pu = float(pick[0]["measured_us"])
-        if ok8:
-            out["abf_g8"] = out["bf_g8_us"] / pu
-        out["pick_us"] = pu
-        out["pick_tflops"] = float(pick[0]["tflops"])
-        out["abf"] = out["bf_us"] / pu
-        if cub:
-            out["a_cublas"] = out["cublas_us"] / pu
-        out["pick_rank"] = 1 + sum(1 for r in bf if float(r["measured_us"]) < pu)
-    elif pick:
-        out["abf"] = 0.0  # an infeasible pick delivers nothing
-    if len(bf) >= 2:
-        x = [float(r["predicted_cycles"]) for r in bf]
-        y = [float(r["measured_us"]) for r in bf]
-        out["tau_b"] = kendall_tau_b(x, y)
-    if cub and ok:
-        out["bf_over_cublas"] = out["cublas_us"] / out["bf_us"]
-    return out
-
-
-def write_summary(src_dir, out_dir, run_info, log=print):
-    with open(os.path.join(src_dir, "measurements.csv")) as f:
-        rows = list(csv.DictReader(f))
-    by = {}
-    for r in rows:
-        by.setdefault((int(r["M"]), int(r["N"]), int(r["K"])), []).append(r)
-    per = [summarize_shape(M, N, K, rs) for (M, N, K), rs in by.items()]
-    per.sort(key=lambda s: flops(s["M"], s["N"], s["K"]))
-    fields = ["M", "N", "K", "pick", "pick_status", "pick_n_regs", "pick_n_spills",
-              "pick_infeasible", "pick_us", "pick_tflops", "bf_config", "bf_role", "bf_us",
-              "bf_tflops", "abf", "cublas_us", "cublas_tflops", "a_cublas", "bf_over_cublas",
-              "pick_rank", "n_measured", "n_listed_feasible", "n_failed",
-              "n_not_timed_budget", "tau_b", "bf_g8_config", "bf_g8_us", "abf_g8",
-              "repeat_ratio_median", "repeat_ratio_max_dev"]
-    with open(os.path.join(out_dir, "per_shape.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        for s in per:
-            w.writerow({k: (f"{s[k]:.4f}" if isinstance(s.get(k), float) else s.get(k, ""))
-                        for k in fields})
-    abf = [s["abf"] for s in per if "abf" in s]
-    tau = [s["tau_b"] for s in per if "tau_b" in s and not math.isnan(s["tau_b"])]
-    acb = [s["a_cublas"] for s in per if "a_cublas" in s]
-    abf8 = [s["abf_g8"] for s in per if "abf_g8" in s]
-    rep = [s["repeat_ratio_max_dev"] for s in per if "repeat_ratio_max_dev" in s]
-    summary = {
-        "shapes": len(per),
-        "brute_force": ("every feasible config at GROUP_SIZE_M 8, plus the pick's launch and "
-                        "the top configs at GROUP_SIZE_M 1,2,4,8,16" if rep else
-                        "every feasible config at GROUP_SIZE_M 8, plus the pick"),
-        "abf_g8_only": ({"median": statistics.median(abf8), "min": min(abf8),
-                         "mean": statistics.mean(abf8)} if abf8 and rep else None),
-        "repeat_max_abs_dev_median_over_shapes": statistics.median(rep) if rep else None,
-        "abf_median": statistics.median(abf) if abf else None,
-        "abf_min": min(abf) if abf else None,
-        "abf_mean": statistics.mean(abf) if abf else None,
-        "kendall_tau_mean": statistics.mean(tau) if tau else None,
-        "kendall_tau_median": statistics.median(tau) if tau else None,
-        "infeasible_picks": sum(1 for s in per if s.get("pick_infeasible")),
-        "a_cublas_median": statistics.median(acb) if acb else None,
-        "picks_at_bf_rank1": sum(1 for s in per if s.get("pick_rank") == 1),
-        "goals": {"abf_median": ">= 0.95", "abf_min": ">= 0.80", "infeasible_picks": "0",
-                  "kendall_tau_mean": ">= 0.8"},
-        "seed000_reference": {"abf_median": 0.853, "abf_min": 0.203, "kendall_tau_mean": 0.528},
-    }
-    if run_info:
-        summary["run"] = {k: run_info[k] for k in run_info if k not in ("shape_timing", "args")}
-    with open(os.path.join(out_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1, default=str)
-    log("SUMMARY " + json.dumps({k: summary[k] for k in (
-        "shapes", "abf_median", "abf_min", "abf_mean", "kendall_tau_mean", "infeasible_picks",
-        "a_cublas_median", "picks_at_bf_rank1")}))
-    try:
-        plots(per, by, out_dir)
-    except Exception as e:  # noqa: BLE001
-        log(f"plots skipped: {type(e).__name__}: {e}")
-    return summary
-
-
-def plots(per, by, out_dir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    lab = [f"{s['M']}x{s['N']}x{s['K']}" for s in per]
-    fig, ax = plt.subplots(figsize=(max(8, 0.35 * len(per)), 4.5))
-    ax.bar(range(len(per)), [s.get("abf", 0) for s in per], color=[
-        "tab:red" if s.get("pick_infeasible") else "tab:blue" for s in per])
-    ax.plot(range(len(per)), [min(s.get("a_cublas", 0), 1.5) for s in per], "k.", label="A/cuBLAS")
-    ax.axhline(0.95, color="g", ls="--", lw=1, label="goal median 0.95")
-    ax.axhline(0.80, color="orange", ls="--", lw=1, label="goal min 0.80")
-    ax.set_xticks(range(len(per)))
-    ax.set_xticklabels(lab, rotation=75, fontsize=7)
-    ax.set_ylabel("pick TFLOP/s / brute-force best")
-    ax.set_title("origami triton family on H200: A/BF per shape (red: infeasible pick)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "abf_per_shape.png"), dpi=110)
-    plt.close(fig)
-
-    chosen = [s for s in per if "tau_b" in s]
-    if len(chosen) > 6:
-        idx = sorted({0, len(chosen) // 4, len(chosen) // 2, 3 * len(chosen) // 4,
-                      len(chosen) - 2, len(chosen) - 1})
-        chosen = [chosen[i] for i in idx]
-    n = len(chosen)
-    if not n:
-        return
-    cols = 3
-    rws = math.ceil(n / cols)
-    fig, axs = plt.subplots(rws, cols, figsize=(4.2 * cols, 3.6 * rws), squeeze=False)
-    for ax, s in zip(axs.flat, chosen):
-        rs = [r for r in by[(s["M"], s["N"], s["K"])] if r["status"] == "ok" and r["role"] == "bf"]
-        x = [float(r["predicted_cycles"]) for r in rs]
-        y = [float(r["measured_us"]) for r in rs]
-        c = [int(r["num_warps"]) * 10 + int(r["num_stages"]) for r in rs]
-        ax.scatter(x, y, s=6, c=c, cmap="viridis")
-        pk = [r for r in by[(s["M"], s["N"], s["K"])] if r["role"] == "pick" and r["status"] == "ok"]
-        if pk:
-            ax.scatter([float(pk[0]["predicted_cycles"])], [float(pk[0]["measured_us"])],
-                       marker="*", s=120, c="r", label="pick")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"{s['M']}x{s['N']}x{s['K']}  tau-b {s['tau_b']:.2f}", fontsize=9)
-        ax.set_xlabel("predicted cycles", fontsize=8)
-        ax.set_ylabel("measured us", fontsize=8)
-    for ax in list(axs.flat)[n:]:
-        ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "pred_vs_measured.png"), dpi=110)
-    plt.close(fig)
+def write_bench_folder(out, rows, inputs, run_info, log):
+    """configs.csv + shapes.csv for `origami-bench report` (scripts/triton/bench_layout.py)."""
+    shapes, configs = write_folder(out, rows, inputs, run_info)
+    log(f"{shapes} shapes, {configs} config rows in origami-bench's layout; metrics and "
+        f"plots: origami-bench report --out {out}")
 
 
 def main():
@@ -990,7 +789,6 @@ def main():
     ap.add_argument("--deadline-s", type=float, default=500.0)
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--resume", help="folder with a previous measurements.csv/compile.csv")
-    ap.add_argument("--summarize", help="only recompute per_shape.csv/summary.json from this folder")
     ap.add_argument("--refine", help="second pass over GROUP_SIZE_M for the contenders of "
                     "the first pass whose measurements.csv is in this folder")
     ap.add_argument("--top", type=int, default=8)
@@ -998,14 +796,6 @@ def main():
     args = ap.parse_args()
     if args.refine:
         run_refine(args)
-        return
-    if args.summarize:
-        ri = None
-        p = os.path.join(args.summarize, "run_info.json")
-        if os.path.exists(p):
-            with open(p) as f:
-                ri = json.load(f)
-        write_summary(args.summarize, args.out, ri)
         return
     run_sweep(args)
 

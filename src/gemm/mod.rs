@@ -16,6 +16,8 @@
 //! - [`flags`]: the model and timing flags of `run` and `sweep`, and what they become.
 //! - [`sweep`]: plan, per-config and per-shape rows, A/BF, rank, Kendall tau-b, summary,
 //!   resume bookkeeping; `run_shape` runs one shape on a bench.
+//! - [`shape_metrics`]: the per-shape rows of a sweep folder derived again from its
+//!   `configs.csv` (what `origami-bench report` shows, for any runner) (pure).
 //! - [`sweep_meta`]: the typed meta of `summary.json` (plan and run) and the shard.
 //! - [`sweep_run`]: the sweep driver (lists, shard, resume, budget, outputs).
 //! - [`merge`]: shard folders -> the folder one unsharded run writes.
@@ -33,6 +35,7 @@ pub mod mock;
 pub mod refit;
 pub mod run;
 pub mod runner;
+pub mod shape_metrics;
 pub mod sweep;
 pub mod sweep_meta;
 pub mod sweep_run;

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::exit::Failure;
+use crate::gemm::shape_metrics::{shape_rows, ShapeFacts};
 use crate::gemm::sweep::{summarize, ConfigRow, SetSummary, ShapeRow};
 
 /// File names inside a sweep's output folder.
@@ -104,8 +105,8 @@ pub fn write_report(
     no_plots: bool,
     meta: Option<Value>,
 ) -> Result<Vec<ShapeRow>, Failure> {
-    let shapes: Vec<ShapeRow> = read_csv(&dir.join(SHAPES_CSV)).map_err(Failure::bad)?;
-    if shapes.is_empty() && meta.is_none() {
+    let facts: Vec<ShapeFacts> = read_csv(&dir.join(SHAPES_CSV)).map_err(Failure::bad)?;
+    if facts.is_empty() && meta.is_none() {
         return Err(Failure::bad(format!(
             "{}: no shapes.csv rows (run `origami-bench sweep --out {}` first)",
             dir.display(),
@@ -113,6 +114,11 @@ pub fn write_report(
         )));
     }
     let configs: Vec<ConfigRow> = read_csv(&dir.join(CONFIGS_CSV)).map_err(Failure::bad)?;
+    // Every metric is derived from configs.csv, whichever runner wrote the folder.
+    let shapes = shape_rows(&facts, &configs).map_err(Failure::bad)?;
+    let shapes_path = dir.join(SHAPES_CSV);
+    write_csv(&shapes_path, &shapes)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", shapes_path.display())))?;
     let path = dir.join(SUMMARY_JSON);
     let meta = meta.unwrap_or_else(|| {
         std::fs::read_to_string(&path)
