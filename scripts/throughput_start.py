@@ -9,9 +9,13 @@ others are scored as held out. Prints a flat TRITONBLAS_HW_PARAMS object on stdo
     python3 scripts/throughput_start.py results/h200/bench/configs.csv seed_shapes > start.json
 
 Needs numpy, pandas and scipy (not used by CI). GPU numbers are the H200's (132 SMs, 228 KiB
-shared memory per SM, calibrations/h200.json's L2 and DRAM figures).
+shared memory per SM, calibrations/h200.json's L2 and DRAM figures). Each config's warp grid
+is the origami family's (`origami-bench configs`; $ORIGAMI_BENCH, else `cargo run`).
 """
+import io
 import json
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -28,7 +32,21 @@ NAMES = ["tp_mma_cycles", "tp_warp_mma_cycles", "tp_load_latency_cycles", "tp_it
 START = [3.0, 20.0, 1500.0, 200.0, 3000.0, 5000.0, 2.0, 35.0, 0.6, 1.5, 600.0]
 
 
-def features(d):
+CONFIG_KEY = ["block_m", "block_n", "block_k", "num_warps", "num_stages"]
+
+
+def warp_grids():
+    """The origami family's config listing: CONFIG_KEY columns, warps_m, warps_n."""
+    bench = os.environ.get("ORIGAMI_BENCH", "cargo run --release --quiet --bin origami-bench --")
+    out = subprocess.run(bench.split() + ["configs"], check=True, capture_output=True, text=True,
+                         cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    return pd.read_csv(io.StringIO(out.stdout))[CONFIG_KEY + ["warps_m", "warps_n"]]
+
+
+def features(d, grids):
+    d = d.merge(grids, on=CONFIG_KEY, how="left", validate="many_to_one")  # keeps d's row order
+    if d.warps_m.isna().any():
+        sys.exit("configs outside the origami family: " + str(d[d.warps_m.isna()][CONFIG_KEY]))
     f = {c: d[k].values.astype(float) for c, k in
          [("BM", "block_m"), ("BN", "block_n"), ("BK", "block_k"), ("w", "num_warps"),
           ("s", "num_stages"), ("g", "group_m"), ("M", "m"), ("N", "n"), ("K", "k")]}
@@ -37,8 +55,7 @@ def features(d):
     f["o"] = np.maximum(1, np.minimum.reduce([np.floor(SMEM_SM / (smem + RES)),
                                               np.floor(65536 / (per_warp * f["w"])),
                                               np.floor(64 / f["w"]), np.full_like(regs, 32)]))
-    wm = np.where(f["w"] == 4, 2, np.where(f["BM"] >= f["BN"], 4, 2))
-    f["wm"], f["wn"] = wm, f["w"] / wm
+    f["wm"], f["wn"] = d.warps_m.values.astype(float), d.warps_n.values.astype(float)
     f["gm"], f["gn"] = np.ceil(f["M"] / f["BM"]), np.ceil(f["N"] / f["BN"])
     f["tiles"], f["nk"] = f["gm"] * f["gn"], np.ceil(f["K"] / f["BK"])
     return f
@@ -92,7 +109,8 @@ def main():
     fit, held = d[d.set == sys.argv[2]], d[d.set != sys.argv[2]]
     if fit.empty:
         sys.exit(f"no rows of set {sys.argv[2]}")
-    ff = features(fit)
+    grids = warp_grids()
+    ff = features(fit, grids)
     key = fit.m.astype(str) + "_" + fit.n.astype(str) + "_" + fit.k.astype(str)
     logm = np.log(fit.measured_ms.values)
 
@@ -106,7 +124,7 @@ def main():
                              options=dict(maxiter=6000, xatol=1e-4, fatol=1e-8, adaptive=True)).x)
     print("fit:", score(fit, ff, th), file=sys.stderr)
     if not held.empty:
-        print("held out:", score(held, features(held), th), file=sys.stderr)
+        print("held out:", score(held, features(held, grids), th), file=sys.stderr)
     c = dict(zip(NAMES, (float(x) for x in th)))
     c["tp_l2_sm_share"] = c.pop("l2_bytes_per_cycle_per_sm") / (L2BW / SMS)
     c["throughput_model"] = 1

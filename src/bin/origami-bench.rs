@@ -53,6 +53,9 @@ enum Cmd {
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
     Refit(RefitArgs),
+    /// Print the origami kernel's configs as CSV (no GPU): warp grid, shared memory,
+    /// validity and the -D defines of each (what the compile scripts read).
+    Configs(ConfigsArgs),
 }
 
 #[derive(ClapArgs, Debug, Clone)]
@@ -198,6 +201,16 @@ struct RefitArgs {
     family: String,
 }
 
+#[derive(ClapArgs, Debug)]
+struct ConfigsArgs {
+    /// Input element type (fp16 or bf16): the defines of its instances.
+    #[arg(long, default_value = "fp16")]
+    dtype: String,
+    /// Opt-in shared memory per block, bytes: configs above it are listed as invalid.
+    #[arg(long)]
+    smem_limit: Option<u64>,
+}
+
 /// A failure with its exit code.
 struct Fail {
     code: u8,
@@ -243,6 +256,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(a) => sweep_cmd(a),
         Cmd::Report(a) => report_cmd(&a.out, a.no_plots, None).map(|_| ()),
         Cmd::Refit(a) => refit_cmd(a),
+        Cmd::Configs(a) => configs_cmd(&a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -1023,5 +1037,14 @@ fn refit_cmd(a: RefitArgs) -> Result<(), Fail> {
         .map_err(|e| runtime(format!("{}: {e}", path.display())))?;
         eprintln!("origami-bench: wrote {}", path.display());
     }
+    Ok(())
+}
+
+/// `configs`: the origami family's config listing (`model::family::origami::config_list`).
+fn configs_cmd(a: &ConfigsArgs) -> Result<(), Fail> {
+    let dtype: Dtype = a.dtype.parse().map_err(bad)?;
+    let text = origami::model::family::origami::config_list::config_list_csv(dtype, a.smem_limit)
+        .map_err(bad)?;
+    print!("{text}");
     Ok(())
 }
