@@ -2,12 +2,12 @@
 //
 // fp16 or bf16 inputs, fp32 accumulation, output in the input dtype.
 // A is row-major M x K, B is stored N x K (row-major, i.e. both operands are
-// K-contiguous: the "TN" layout of the seeds). C is row-major M x N.
+// K-contiguous: the "TN" layout). C is row-major M x N.
 //
 // One source, compiled once per configuration (by NVRTC at run time, by nvcc
 // for the register table). The configuration arrives as preprocessor defines:
 //
-//   -DBLOCK_M=128 -DBLOCK_N=128 -DBLOCK_K=32 -DNUM_WARPS=8 -DNUM_STAGES=3
+//   -DBLOCK_M=128 -DBLOCK_N=256 -DBLOCK_K=64 -DNUM_WARPS=8 -DNUM_STAGES=3 -DWARPS_M=2
 //   -DDTYPE_BF16            (omit for fp16)
 //
 // so that the kernel symbol is fixed:
@@ -18,27 +18,19 @@
 // T is a 16-bit storage type (fp16 or bf16 bit patterns; declared here as
 // unsigned short so that no header is needed under NVRTC).
 //
+// The config rule is not stated here: which configs exist, their warp grid
+// (WARPS_M), their shared memory and which are valid belong to the Rust family,
+// src/model/family/origami.rs, which also gives the defines above
+// (`origami-bench configs` lists them for every config). This file computes
+// what its code needs from the defines and only checks, with static_asserts,
+// that they fit what the code assumes.
+//
 // Launch: grid = (ceil(M/BLOCK_M) * ceil(N/BLOCK_N), 1, 1), block = (NUM_WARPS*32, 1, 1),
 // dynamic shared memory = ORIGAMI_GEMM_SMEM_BYTES (raise the function's
 // MAX_DYNAMIC_SHARED_SIZE_BYTES attribute first when it is above 48 KiB). The
 // module also exports the value as `extern "C" __device__ const int
-// origami_gemm_smem_bytes` (and `origami_gemm_threads`), so a host can read it
-// with cuModuleGetGlobal and compare it with its own mirror of the formula:
-//
-//   SMEM_BYTES = max( NUM_STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2,     // cp.async ring
-//                     BLOCK_M * (BLOCK_N + 8) * 2 )                        // epilogue C tile
-//
-// Validity rule (the Rust model mirrors it; docs/gemm-kernel.md):
-//   BLOCK_M, BLOCK_N in {32, 64, 128, 256}; BLOCK_K in {16, 32, 64, 128};
-//   NUM_WARPS in {4, 8}; NUM_STAGES in {2, 3, 4};
-//   WARPS_M = 2 if NUM_WARPS == 4, else (4 if BLOCK_M >= BLOCK_N else 2);
-//   WARPS_N = NUM_WARPS / WARPS_M;
-//   warp tile WM = BLOCK_M / WARPS_M and WN = BLOCK_N / WARPS_N must both be
-//   multiples of 16 (so 8 warps with BLOCK_M = BLOCK_N = 32 is invalid);
-//   SMEM_BYTES <= the architecture's opt-in shared memory per block
-//   (sm_80 166912, sm_86 101376, sm_89 101376, sm_90 232448).
-//   Invalid tilings fail to compile (static_assert); the shared-memory limit is
-//   the host's check (the kernel itself compiles for any size).
+// origami_gemm_smem_bytes` (and `origami_gemm_threads`), so that the host can
+// compare it with the family's formula.
 //
 // Alignment rule: K % 8 == 0 and A, B 16-byte aligned (every 16-byte cp.async
 // chunk of a row is either fully inside or fully outside the matrix). M and N
@@ -59,20 +51,9 @@
 // current k-step's MMAs, across the tile boundary too); one __syncthreads per
 // K tile; epilogue staged through shared memory for 16-byte coalesced stores.
 
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef BLOCK_K
-#define BLOCK_K 32
-#endif
-#ifndef NUM_WARPS
-#define NUM_WARPS 8
-#endif
-#ifndef NUM_STAGES
-#define NUM_STAGES 3
+#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(NUM_WARPS) || \
+    !defined(NUM_STAGES) || !defined(WARPS_M)
+#error "csrc/gemm.cu needs -DBLOCK_M -DBLOCK_N -DBLOCK_K -DNUM_WARPS -DNUM_STAGES -DWARPS_M (origami-bench configs lists them)"
 #endif
 #ifdef DTYPE_BF16
 #define ORIGAMI_GEMM_BF16 true
@@ -85,13 +66,13 @@ namespace origami_gemm_detail {
 typedef unsigned short elem_t;   // fp16 / bf16 bit pattern
 typedef unsigned int u32;
 
-template <int BM, int BN, int BK, int NW, int NS>
+template <int BM, int BN, int BK, int NW, int NS, int WGM>
 struct Cfg {
   static constexpr int THREADS = NW * 32;
-  static constexpr int WARPS_M = (NW == 4) ? 2 : (BM >= BN ? 4 : 2);
-  static constexpr int WARPS_N = NW / WARPS_M;
-  static constexpr int WM = BM / WARPS_M;
-  static constexpr int WN = BN / WARPS_N;
+  static constexpr int WARP_GRID_M = WGM;  // the WARPS_M define
+  static constexpr int WARP_GRID_N = NW / WARP_GRID_M;
+  static constexpr int WM = BM / WARP_GRID_M;
+  static constexpr int WN = BN / WARP_GRID_N;
   static constexpr int MI = WM / 16;      // m16 tiles per warp
   static constexpr int NJ = WN / 16;      // n16 ldmatrix groups per warp
   static constexpr int NI = WN / 8;       // n8 MMA tiles per warp
@@ -102,26 +83,25 @@ struct Cfg {
   static constexpr int PIPE_BYTES = NS * (A_STAGE_BYTES + B_STAGE_BYTES);
   static constexpr int C_LD = BN + 8;     // epilogue row pitch in elements
   static constexpr int EPI_BYTES = BM * C_LD * 2;
-  static constexpr int BAR_OFFSET = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
-#if defined(ORIGAMI_MBAR_PIPE)
-  // mbarriers (2 per stage, 8 bytes each) sit after the data, in a 64-byte slot.
-  static constexpr int SMEM_BYTES = BAR_OFFSET + 64;
-#else
-  static constexpr int SMEM_BYTES = BAR_OFFSET;
-#endif
+  static constexpr int SMEM_BYTES = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
   static constexpr int A_CHUNKS = BM * CH;
   static constexpr int B_CHUNKS = BN * CH;
   static constexpr int A_ITERS = (A_CHUNKS + THREADS - 1) / THREADS;
   static constexpr int B_ITERS = (B_CHUNKS + THREADS - 1) / THREADS;
   static constexpr int ROWS_PER_ITER = THREADS / CH;
+  static constexpr int SWIZZLE_ROW_PERIOD = CH == 4 ? 16 : 8;  // of swz<CH> below
 
-  static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "BLOCK_M must be 32, 64, 128 or 256");
-  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BLOCK_N must be 32, 64, 128 or 256");
-  static_assert(BK == 16 || BK == 32 || BK == 64 || BK == 128, "BLOCK_K must be 16, 32, 64 or 128");
-  static_assert(NW == 4 || NW == 8, "NUM_WARPS must be 4 or 8");
-  static_assert(NS >= 2 && NS <= 4, "NUM_STAGES must be 2, 3 or 4");
+  // What the code below assumes of the defines (not which configs are used).
+  static_assert(NS >= 2, "NUM_STAGES must be at least 2 (a ring of NUM_STAGES - 1 tiles in flight)");
+  static_assert(THREADS <= 1024, "NUM_WARPS must be at most 32");
+  static_assert(NW % WARP_GRID_M == 0, "WARPS_M must divide NUM_WARPS");
+  static_assert(WM * WARP_GRID_M == BM && WN * WARP_GRID_N == BN, "the warp grid must split the tile evenly");
   static_assert(WM % 16 == 0 && WM >= 16, "warp tile M (BLOCK_M / WARPS_M) must be a multiple of 16");
   static_assert(WN % 16 == 0 && WN >= 16, "warp tile N (BLOCK_N / WARPS_N) must be a multiple of 16");
+  static_assert(BK % 16 == 0 && (CH == 2 || CH == 4 || CH % 8 == 0),
+                "BLOCK_K must be 16, 32 or a multiple of 64 (k16 steps, swizzle of 16-byte chunks)");
+  static_assert(ROWS_PER_ITER * CH == THREADS && ROWS_PER_ITER % SWIZZLE_ROW_PERIOD == 0,
+                "one copy iteration must cover whole swizzle periods of rows");
 };
 
 // Position (in 16-byte chunks) of chunk `c` of row `row` inside one stage's
@@ -146,48 +126,11 @@ __device__ __forceinline__ u32 smem_u32(const void* p) {
 }
 
 __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, int src_bytes) {
-#if defined(ORIGAMI_L2_256)
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-#elif defined(ORIGAMI_L2_128)
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-#else
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-#endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void mbar_init(u32 bar, int count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  unsigned long long state;
-  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(bar) : "memory");
-  (void)state;
-}
-// Arrive on `bar` once all cp.async issued so far by this thread have completed
-// (.noinc: the arrival counts against the barrier's expected count).
-__device__ __forceinline__ void cp_async_arrive_noinc(u32 bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "{\n .reg .pred p;\n WAIT:\n"
-      " mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n"
-      " @!p bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-#else
-  asm volatile(
-      "{\n .reg .pred p;\n WAIT:\n"
-      " mbarrier.test_wait.parity.shared.b64 p, [%0], %1;\n"
-      " @!p bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-#endif
-}
 
 __device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -224,11 +167,11 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
   return r;
 }
 
-template <int BM, int BN, int BK, int NW, int NS, bool BF16>
+template <int BM, int BN, int BK, int NW, int NS, int WGM, bool BF16>
 __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
                                           elem_t* __restrict__ C, int M, int N, int K, int group_size_m,
                                           unsigned char* smem) {
-  typedef Cfg<BM, BN, BK, NW, NS> G;
+  typedef Cfg<BM, BN, BK, NW, NS, WGM> G;
   constexpr int THREADS = G::THREADS;
   constexpr int CH = G::CH;
   constexpr int MI = G::MI, NJ = G::NJ, NI = G::NI, KSTEPS = G::KSTEPS;
@@ -297,8 +240,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   auto load_tile = [&](int stage, int kt) { load_tile_part(stage, kt, 0, NCOPY); };
 
   // ---- shared -> register (ldmatrix) setup -------------------------------------------
-  const int warp_m = warp / G::WARPS_N;
-  const int warp_n = warp % G::WARPS_N;
+  const int warp_m = warp / G::WARP_GRID_N;
+  const int warp_n = warp % G::WARP_GRID_N;
   // A: matrices (rows 0-7,k0-7) (rows 8-15,k0-7) (rows 0-7,k8-15) (rows 8-15,k8-15)
   const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8;
   const int a_half = lane >> 4;
@@ -324,9 +267,6 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   u32 bfr[2][NJ][4];
 
   auto load_frags = [&](int buf, int stage, int kk) {
-#if defined(ORIGAMI_DIAG_NO_LDSM)
-    if (kk != 0 || stage != 0) return;  // diagnostic: fragments are loaded once
-#endif
     const u32 sa = sA0 + stage * G::A_STAGE_BYTES + a_off[kk];
     const u32 sb = sB0 + stage * G::B_STAGE_BYTES + b_off[kk];
 #pragma unroll
@@ -336,18 +276,6 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   };
 
   auto mma_all = [&](int buf) {
-#if defined(ORIGAMI_DIAG_NO_MMA)
-    // Diagnostic: consume the fragments without tensor-core work.
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][0][e] += __int_as_float(af[buf][i][e] & 1);
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[0][j * 2][e] += __int_as_float(bfr[buf][j][e] & 1);
-    return;
-#endif
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -360,8 +288,7 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 
   // ---- main loop -----------------------------------------------------------------
   const int KT = (K + BK - 1) / BK;
-#if !defined(ORIGAMI_MBAR_PIPE)
-  // Default pipeline: one __syncthreads per K tile.
+  // One __syncthreads per K tile.
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
     if (s < KT) load_tile(s, s);
@@ -378,19 +305,15 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
       if (kk == 0) {
         // Slot `wr` was last read during tile kt-1, finished before the barrier
         // that ended tile kt-1.
-#if !defined(ORIGAMI_DIAG_NO_GLOAD)
         const int nt = kt + NS - 1;
         if (nt < KT) load_tile(wr, nt);
-#endif
         cp_async_commit();
         wr = (wr + 1 == NS) ? 0 : wr + 1;
       }
       if (kk == KSTEPS - 1) {
         // Tile kt+1 must have landed (this thread's copies), then everyone's.
         cp_async_wait<NS - 2>();
-#if !defined(ORIGAMI_DIAG_NO_BARRIER)
         __syncthreads();
-#endif
         rd = (rd + 1 == NS) ? 0 : rd + 1;
         if (KSTEPS == 1) {
           mma_all(0);
@@ -406,90 +329,6 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
     }
   }
   cp_async_wait<0>();
-#else
-  // Variant (-DORIGAMI_MBAR_PIPE): mbarrier pipeline, no CTA-wide barrier in the
-  // loop. Measured on the H200 no faster than the default (docs/gemm-kernel.md).
-  //   full[s]  (count THREADS): every thread's cp.async for the tile in slot s
-  //            completed (cp.async.mbarrier.arrive.noinc). Consumers wait on it
-  //            before their first ldmatrix of that tile.
-  //   empty[s] (count NUM_WARPS): each warp arrives (lane 0, after __syncwarp)
-  //            once its last ldmatrix of slot s is done. A thread waits on it
-  //            before its copies overwrite slot s.
-  // Tile t lives in slot t % NS; the phase parity of its wait is (t / NS) & 1.
-  // Copies for tile kt + DIST are issued at k-step ISSUE_KK of tile kt.
-#ifdef ORIGAMI_DIST
-  constexpr int DIST = ORIGAMI_DIST < NS ? ORIGAMI_DIST : NS - 1;
-#else
-  constexpr int DIST = NS - 1;
-#endif
-#ifdef ORIGAMI_ISSUE_KK
-  constexpr int ISSUE_KK = ORIGAMI_ISSUE_KK < KSTEPS ? ORIGAMI_ISSUE_KK : KSTEPS - 1;
-#else
-  constexpr int ISSUE_KK = KSTEPS / 2;
-#endif
-  const u32 bar_full = smem_base + G::BAR_OFFSET;
-  const u32 bar_empty = bar_full + NS * 8;
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < NS; ++s) {
-      mbar_init(bar_full + s * 8, THREADS);
-      mbar_init(bar_empty + s * 8, NW);
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int t = 0; t < DIST; ++t) {
-    if (t < KT) {
-      load_tile(t, t);
-      cp_async_arrive_noinc(bar_full + t * 8);
-    }
-  }
-  int rs = 0;        // slot of the tile being read
-  u32 rph = 0;       // its phase parity
-  int ws = DIST;     // slot of the next tile to write (tile kt + DIST)
-  u32 wph = 0;       // its phase parity
-#if defined(ORIGAMI_DIAG_NO_GLOAD)
-#define ORIGAMI_MBAR_WAIT(b, p) ((void)0)
-#else
-#define ORIGAMI_MBAR_WAIT(b, p) mbar_wait(b, p)
-#endif
-  ORIGAMI_MBAR_WAIT(bar_full, 0);
-  load_frags(0, 0, 0);
-  for (int kt = 0; kt < KT; ++kt) {
-#pragma unroll
-    for (int kk = 0; kk < KSTEPS; ++kk) {
-      if (kk == ISSUE_KK) {
-        const int t = kt + DIST;
-#if !defined(ORIGAMI_DIAG_NO_GLOAD)
-        if (t < KT) {
-          if (t >= NS) mbar_wait(bar_empty + ws * 8, wph ^ 1u);  // tile t - NS consumed
-          load_tile(ws, t);
-          cp_async_arrive_noinc(bar_full + ws * 8);
-        }
-#endif
-        if (++ws == NS) { ws = 0; wph ^= 1u; }
-      }
-      if (kk == KSTEPS - 1) {
-        // This warp's last ldmatrix of tile kt has been issued (k-step KSTEPS-2,
-        // or the previous tile's last step when KSTEPS == 1).
-        __syncwarp();
-        if (lane == 0) mbar_arrive(bar_empty + rs * 8);
-        if (++rs == NS) { rs = 0; rph ^= 1u; }
-        if (kt + 1 < KT) ORIGAMI_MBAR_WAIT(bar_full + rs * 8, rph);
-        if (KSTEPS == 1) {
-          mma_all(0);
-          load_frags(0, rs, 0);
-        } else {
-          load_frags((kk + 1) & 1, rs, 0);
-          mma_all(kk & 1);
-        }
-      } else {
-        load_frags((kk + 1) & 1, rs, kk + 1);
-        mma_all(kk & 1);
-      }
-    }
-  }
-#endif
 
   // ---- epilogue: registers -> shared (as T) -> 16-byte coalesced stores ------------
   __syncthreads();  // every warp is done with the ring (all copies were consumed)
@@ -539,9 +378,8 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 
 #define ORIGAMI_GEMM_THREADS (NUM_WARPS * 32)
 #define ORIGAMI_GEMM_SMEM_BYTES \
-  (origami_gemm_detail::Cfg<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES>::SMEM_BYTES)
+  (origami_gemm_detail::Cfg<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, WARPS_M>::SMEM_BYTES)
 
-#ifndef ORIGAMI_GEMM_NO_ENTRY
 extern "C" __device__ const int origami_gemm_smem_bytes = ORIGAMI_GEMM_SMEM_BYTES;
 extern "C" __device__ const int origami_gemm_threads = ORIGAMI_GEMM_THREADS;
 
@@ -549,7 +387,6 @@ extern "C" __global__ void __launch_bounds__(ORIGAMI_GEMM_THREADS, 1)
     origami_gemm(const unsigned short* A, const unsigned short* B, unsigned short* C, int M, int N, int K,
                  int group_size_m) {
   extern __shared__ __align__(128) unsigned char origami_gemm_smem[];
-  origami_gemm_detail::gemm_body<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, ORIGAMI_GEMM_BF16>(
+  origami_gemm_detail::gemm_body<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, WARPS_M, ORIGAMI_GEMM_BF16>(
       A, B, C, M, N, K, group_size_m, origami_gemm_smem);
 }
-#endif

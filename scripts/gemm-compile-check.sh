@@ -5,6 +5,8 @@
 # registers and stack frame ptxas reports must equal the rows of data/gemm_registers.csv
 # that the selector uses (so the shipped table cannot silently go stale).
 # nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else PATH. Needs no GPU.
+# Each config's -D defines come from the origami family (`origami-bench configs`;
+# $ORIGAMI_BENCH, else `cargo run --release --bin origami-bench --`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
@@ -14,18 +16,26 @@ if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
     exit 2
 fi
 IFS=';' read -r -a archs <<< "${ORIGAMI_CUDA_ARCHS:-80;86;89;90}"
+read -r -a bench <<< "${ORIGAMI_BENCH:-cargo run --release --quiet --bin origami-bench --}"
 # BM BN BK warps stages: small, mid and large tiles (valid on every architecture).
 configs=("64 64 32 4 3" "128 128 32 8 2" "128 256 32 8 2" "128 256 32 4 2")
 # (the last one spills: its table row must show the stack frame the selector rejects)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+for dt in fp16 bf16; do
+    "${bench[@]}" configs --dtype "$dt" > "$tmp/configs-$dt.csv"
+done
 for a in "${archs[@]}"; do
     for dt in fp16 bf16; do
         for c in "${configs[@]}"; do
             read -r bm bn bk w s <<< "$c"
-            flags=(-DBLOCK_M="$bm" -DBLOCK_N="$bn" -DBLOCK_K="$bk" -DNUM_WARPS="$w" -DNUM_STAGES="$s")
-            [ "$dt" = bf16 ] && flags+=(-DDTYPE_BF16)
+            # block_m,block_n,block_k,num_warps,num_stages,warps_m,warps_n,smem_bytes,valid,defines,reason
+            defines=$(grep "^$bm,$bn,$bk,$w,$s," "$tmp/configs-$dt.csv" | cut -d, -f10 || true)
+            read -r -a flags <<< "$defines"
+            if [ ${#flags[@]} -eq 0 ]; then
+                echo "FAIL config ${bm}x${bn}x${bk} w$w s$s is not in the origami family"; fail=1; continue
+            fi
             log=$tmp/log
             "$NVCC" -arch=sm_"$a" -cubin -std=c++17 -Xptxas -v "${flags[@]}" -o "$tmp/k.cubin" csrc/gemm.cu > "$log" 2>&1 || {
                 echo "FAIL compile sm_$a $dt ${bm}x${bn}x${bk} w$w s$s"; cat "$log"; fail=1; continue; }

@@ -23,13 +23,14 @@ thousands of configs; through the binary that is one process per shape and evalu
 (~40 ms), hours instead of seconds. So `predict` below is a numpy copy of
 src/model/throughput.rs for the origami family with the constants this fit moves (the
 others at their defaults: no p-norm, no wgmma, no fill transfer), and it needs two rules it
-does not own: blocks per SM (src/model/occupancy.rs) and the origami kernel's warp grid
-(its family in src/model/). The refit score at the end is the check that the copy still
-ranks like the Rust model.
+does not own: blocks per SM (src/model/occupancy.rs), and the origami kernel's warp grid,
+which it reads from its owner (`origami-bench configs`, the origami family's listing). The
+refit score at the end is the check that the copy still ranks like the Rust model.
 
 Needs numpy, pandas and scipy (not used by CI).
 """
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -115,7 +116,19 @@ def hardware(select, gpu, shape, hw_file):
     }
 
 
-def features(d, hw):
+CONFIG_KEY = ["block_m", "block_n", "block_k", "num_warps", "num_stages"]
+
+
+def warp_grids(bench):
+    """The origami family's config listing: CONFIG_KEY columns, warps_m, warps_n."""
+    out = run(bench + ["configs"])
+    return pd.read_csv(io.StringIO(out))[CONFIG_KEY + ["warps_m", "warps_n"]]
+
+
+def features(d, hw, grids):
+    d = d.merge(grids, on=CONFIG_KEY, how="left", validate="many_to_one")  # keeps d's row order
+    if d.warps_m.isna().any():
+        sys.exit("configs outside the origami family: " + str(d[d.warps_m.isna()][CONFIG_KEY]))
     f = {c: d[k].values.astype(float) for c, k in
          [("BM", "block_m"), ("BN", "block_n"), ("BK", "block_k"), ("w", "num_warps"),
           ("s", "num_stages"), ("g", "group_m"), ("M", "m"), ("N", "n"), ("K", "k")]}
@@ -125,8 +138,7 @@ def features(d, hw):
         np.floor(hw["smem_per_sm"] / (smem + RESERVED_SMEM_PER_BLOCK)),
         np.floor(hw["registers_per_sm"] / (per_warp * f["w"])),
         np.floor(hw["max_warps"] / f["w"]), np.full_like(regs, hw["max_blocks"])]))
-    wm = np.where(f["w"] == 4, 2, np.where(f["BM"] >= f["BN"], 4, 2))
-    f["wm"], f["wn"] = wm, f["w"] / wm
+    f["wm"], f["wn"] = d.warps_m.values.astype(float), d.warps_n.values.astype(float)
     f["gm"], f["gn"] = np.ceil(f["M"] / f["BM"]), np.ceil(f["N"] / f["BN"])
     f["tiles"], f["nk"] = f["gm"] * f["gn"], np.ceil(f["K"] / f["BK"])
     return f
@@ -165,8 +177,8 @@ def predict(f, th, hw):
     return np.maximum(sm, dram)
 
 
-def fit(rows, hw):
-    ff = features(rows, hw)
+def fit(rows, hw, grids):
+    ff = features(rows, hw, grids)
     key = rows.m.astype(str) + "_" + rows.n.astype(str) + "_" + rows.k.astype(str)
     logm = np.log(rows.measured_ms.values)
 
@@ -227,7 +239,8 @@ def main():
     hw = hardware(select, a.gpu, shape, a.hw)
     print(f"GPU numbers: {hw['source']} via origami-select; limits from "
           f"{a.hw or 'its preset file'}", file=sys.stderr)
-    result = fit(rows, hw)
+    grids = warp_grids(binary("origami-bench", a.bench))
+    result = fit(rows, hw, grids)
     check_with_binaries(result, a, select, shape)
     print(json.dumps(result, indent=1))
 

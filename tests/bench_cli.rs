@@ -1,5 +1,6 @@
 //! CLI tests of `origami-bench` that need no GPU: bad input exits 2 before any GPU is
-//! touched, a missing GPU exits 4, and `report` / `refit` work on a sweep folder.
+//! touched, a missing GPU exits 4, `report` / `refit` work on a sweep folder, and
+//! `configs` lists the origami family.
 
 use assert_cmd::Command;
 use origami::dtype::Dtype;
@@ -176,4 +177,23 @@ fn report_and_refit_work_without_a_gpu() {
     assert!(fitted.exists());
     let (c, err) = code(&["refit", "--out", d.to_str().unwrap(), "--fit-set", "nope"]);
     assert_eq!(c, 2, "{err}");
+}
+
+#[test]
+fn configs_lists_the_family_without_a_gpu() {
+    let o = cmd()
+        .args(["configs", "--dtype", "bf16", "--smem-limit", "232448"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 384);
+    assert_eq!(rows.iter().filter(|r| r.contains(",1,-D")).count(), 342);
+    assert!(rows
+        .iter()
+        .all(|r| r.contains("-DWARPS_M=") && r.contains("-DDTYPE_BF16")));
+    let (c, err) = code(&["configs", "--dtype", "fp8"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("fp16 or bf16"), "{err}");
 }

@@ -5,7 +5,7 @@ its phase-2 GROUP_SIZE_M), followed by the 8 fastest configs and the pick of an 
 brute-force run (DIR/measurements.csv), so that one triton_sweep.py run times the new
 pick and the former best side by side, on the same inputs and clocks.
 
-Usage: TRITONBLAS_HW_PARAMS=calibrations/fitted/h200-triton.json \\
+Usage: TRITONBLAS_HW_PARAMS=calibrations/fitted/h200-triton-throughput.json \\
        python3 scripts/triton/validation_inputs.py results/h200/triton OUT_DIR [origami-select]
 """
 import csv

@@ -49,6 +49,9 @@ enum Cmd {
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
     Refit(RefitFlags),
+    /// Print the origami kernel's configs as CSV (no GPU): warp grid, shared memory,
+    /// validity and the -D defines of each (what the compile scripts read).
+    Configs(ConfigsArgs),
 }
 
 #[derive(ClapArgs, Debug)]
@@ -103,6 +106,16 @@ struct ReportArgs {
     no_plots: bool,
 }
 
+#[derive(ClapArgs, Debug)]
+struct ConfigsArgs {
+    /// Input element type (fp16 or bf16): the defines of its instances.
+    #[arg(long, default_value = "fp16")]
+    dtype: String,
+    /// Opt-in shared memory per block, bytes: configs above it are listed as invalid.
+    #[arg(long)]
+    smem_limit: Option<u64>,
+}
+
 fn main() -> ExitCode {
     let r = match Cli::parse().cmd {
         Cmd::Run(a) => run_cmd(a),
@@ -110,6 +123,7 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Report(a) => report(&a.out, a.no_plots, None),
         Cmd::Refit(a) => refit_cmd(a),
+        Cmd::Configs(a) => configs_cmd(&a),
     };
     finish(TOOL, r)
 }
@@ -205,5 +219,14 @@ fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
         eprintln!("{TOOL}: wrote {}", path.display());
     }
+    Ok(())
+}
+
+/// `configs`: the origami family's config listing (`model::family::origami::config_list`).
+fn configs_cmd(a: &ConfigsArgs) -> Result<(), Failure> {
+    let dtype: origami::dtype::Dtype = a.dtype.parse().map_err(Failure::bad)?;
+    let text = origami::model::family::origami::config_list::config_list_csv(dtype, a.smem_limit)
+        .map_err(Failure::bad)?;
+    print!("{text}");
     Ok(())
 }

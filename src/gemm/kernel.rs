@@ -1,11 +1,12 @@
 //! One `origami_gemm` instance per configuration (docs/gemm-kernel.md, "Interface"): the
-//! config -> NVRTC defines, the shared-memory formula the module must agree with, the
-//! launch shape, the alignment rule, the error bound per dtype, and the L2 rotation count.
-//! Pure functions; the GPU side is `runner`.
+//! module to compile for a config, the launch shape, the alignment rule, the error bound
+//! per dtype, and the L2 rotation count. The config rule itself (validity, shared memory,
+//! warp grid, defines) is the origami family's (`model::family::origami`); this module
+//! asks it. Pure functions; the GPU side is `runner`.
 
 use crate::dtype::Dtype;
 use crate::gpu::{LaunchDims, ModuleSpec};
-use crate::model::family_origami::warp_grid;
+use crate::model::family::origami;
 use crate::model::{Config, Problem};
 
 use super::GemmError;
@@ -25,13 +26,11 @@ pub fn error_bound(dtype: Dtype) -> f64 {
     }
 }
 
-/// The input types the kernel takes.
+/// The input types the kernel takes (the family's rule).
 pub fn check_dtype(dtype: Dtype) -> Result<(), GemmError> {
-    match dtype {
-        Dtype::Fp16 | Dtype::Bf16 => Ok(()),
-        other => Err(GemmError::BadInput(format!(
-            "the origami kernel takes fp16 or bf16 inputs, not {other}"
-        ))),
+    match origami::dtype_violation(dtype) {
+        Some(why) => Err(GemmError::BadInput(why)),
+        None => Ok(()),
     }
 }
 
@@ -56,62 +55,27 @@ pub fn check_problem(p: &Problem) -> Result<(), GemmError> {
     Ok(())
 }
 
-/// The validity rule of docs/gemm-kernel.md (tiling only; shared memory is `smem_bytes`).
+/// Whether a config is an instance of the kernel (the family's rule; shared memory
+/// against the GPU's limit is the runner's check).
 pub fn check_config(c: &Config) -> Result<(), GemmError> {
-    let bad = |m: String| Err(GemmError::BadInput(format!("config {c}: {m}")));
-    if ![32, 64, 128, 256].contains(&c.block_m) || ![32, 64, 128, 256].contains(&c.block_n) {
-        return bad("BLOCK_M and BLOCK_N must be 32, 64, 128 or 256".into());
+    match origami::config_violation(c) {
+        Some(why) => Err(GemmError::BadInput(format!("config {c}: {why}"))),
+        None => Ok(()),
     }
-    if ![16, 32, 64, 128].contains(&c.block_k) {
-        return bad("BLOCK_K must be 16, 32, 64 or 128".into());
-    }
-    if ![4, 8].contains(&c.num_warps) {
-        return bad("num_warps must be 4 or 8".into());
-    }
-    if ![2, 3, 4].contains(&c.num_stages) {
-        return bad("num_stages must be 2, 3 or 4".into());
-    }
-    let (wm, wn) = warp_grid(c);
-    if (c.block_m / wm) % 16 != 0 || (c.block_n / wn) % 16 != 0 {
-        return bad(format!(
-            "warp tile {}x{} is not a multiple of 16",
-            c.block_m / wm,
-            c.block_n / wn
-        ));
-    }
-    Ok(())
 }
 
-/// Shared memory of one CTA, bytes: max(ring, epilogue C tile) (the kernel's SMEM_BYTES).
+/// Shared memory of one CTA, bytes (the family's formula, the kernel's SMEM_BYTES).
 pub fn smem_bytes(c: &Config) -> u64 {
-    let ring =
-        u64::from(c.num_stages) * u64::from(c.block_m + c.block_n) * u64::from(c.block_k) * 2;
-    let epilogue = u64::from(c.block_m) * u64::from(c.block_n + 8) * 2;
-    ring.max(epilogue)
+    origami::smem_bytes(c)
 }
 
-/// The NVRTC defines of one instance, in a fixed order (part of the cache key).
-pub fn defines(c: &Config, dtype: Dtype) -> Vec<(String, Option<u32>)> {
-    let mut v = vec![
-        ("BLOCK_M".to_string(), Some(c.block_m)),
-        ("BLOCK_N".to_string(), Some(c.block_n)),
-        ("BLOCK_K".to_string(), Some(c.block_k)),
-        ("NUM_WARPS".to_string(), Some(c.num_warps)),
-        ("NUM_STAGES".to_string(), Some(c.num_stages)),
-    ];
-    if dtype == Dtype::Bf16 {
-        v.push(("DTYPE_BF16".to_string(), None));
-    }
-    v
-}
-
-/// The module to load for a config (group_m is a run-time argument, not a define).
+/// The module to load for a config: csrc/gemm.cu with the family's defines.
 pub fn module_spec(c: &Config, dtype: Dtype) -> ModuleSpec {
     let mut s = ModuleSpec::embedded(SOURCE_STEM).force_nvrtc();
-    for (name, v) in defines(c, dtype) {
+    for (name, v) in origami::defines(c, dtype) {
         s = match v {
-            Some(v) => s.define(&name, v),
-            None => s.flag(&name),
+            Some(v) => s.define(name, v),
+            None => s.flag(name),
         };
     }
     s
@@ -177,33 +141,17 @@ mod tests {
                 "-DBLOCK_N=256",
                 "-DBLOCK_K=64",
                 "-DNUM_WARPS=8",
-                "-DNUM_STAGES=3"
+                "-DNUM_STAGES=3",
+                "-DWARPS_M=2"
             ]
+        );
+        assert_eq!(
+            s.options,
+            origami::config_list::define_flags(&c, Dtype::Fp16)
         );
         assert!(!s.allow_prebuilt);
         let b = module_spec(&c, Dtype::Bf16);
         assert_eq!(b.options.last().unwrap(), "-DDTYPE_BF16");
-    }
-
-    #[test]
-    fn smem_matches_the_family() {
-        use crate::model::family::KernelFamily;
-        use crate::model::family_origami::OrigamiFamily;
-        for (bm, bn, bk) in OrigamiFamily.tiles() {
-            for (w, s) in OrigamiFamily.launches() {
-                let c = Config {
-                    block_m: bm,
-                    block_n: bn,
-                    block_k: bk,
-                    group_m: 1,
-                    num_warps: w,
-                    num_stages: s,
-                };
-                assert_eq!(smem_bytes(&c), OrigamiFamily.smem_bytes(&c, Dtype::Fp16));
-            }
-        }
-        assert_eq!(smem_bytes(&cfg("128x256x64,w8,s3")), 3 * 384 * 64 * 2);
-        assert_eq!(smem_bytes(&cfg("256x256x16,w8,s2")), 256 * 264 * 2);
     }
 
     #[test]
@@ -218,12 +166,17 @@ mod tests {
     }
 
     #[test]
-    fn validity_rule() {
-        assert!(check_config(&cfg("32x32x16,w8,s2")).is_err());
+    fn validity_rule_is_the_familys() {
+        let e = check_config(&cfg("32x32x16,w8,s2"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("config 32x32x16,g1,w8,s2: warp tile 8x16"),
+            "{e}"
+        );
         assert!(check_config(&cfg("32x32x16,w4,s2")).is_ok());
-        assert!(check_config(&cfg("48x32x16,w4,s2")).is_err());
         assert!(check_config(&cfg("64x64x64,w4,s5")).is_err());
-        assert!(check_config(&cfg("64x64x64,w2,s3")).is_err());
+        assert!(check_dtype(Dtype::Fp32).is_err());
     }
 
     #[test]

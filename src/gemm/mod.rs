@@ -1,11 +1,12 @@
 //! The GEMM kernel runner for the `origami` family (`csrc/gemm.cu`, docs/gemm-kernel.md):
 //! one NVRTC instance per config, verified against cuBLAS and timed beside it; the sweep
 //! over shape lists (sharded across machines and merged back), the single run, and the
-//! refit of the model to a sweep. The C++ reference of the runner is
-//! `scripts/gemm_dev/harness.cu`; docs/bench.md describes the method and the H200 results.
+//! refit of the model to a sweep. It took over from the C++ development harness
+//! (`scripts/gemm_dev/harness.cu`, in git history up to commit c051717); docs/bench.md
+//! describes the method and the H200 results.
 //!
-//! - [`kernel`]: config -> defines / module spec, shared-memory formula, launch shape,
-//!   alignment and validity rules, error bounds, L2 rotation count (pure).
+//! - [`kernel`]: config -> module spec, launch shape, alignment rule, error bounds, L2
+//!   rotation count (pure); the config rule it applies is the origami family's.
 //! - [`verify`]: the relative Frobenius error metric and pass rule (pure).
 //! - [`measure`]: the timing policy (graph batches, >= 10 samples, screen) over a
 //!   [`measure::BatchTimer`], tested with a mock timer (pure).

@@ -4,7 +4,8 @@
 //! verify each config against cuBLAS with C poisoned first, and time configs and cuBLAS
 //! as CUDA graphs of back-to-back launches rotating through copies of the inputs.
 //!
-//! Mirrors `scripts/gemm_dev/harness.cu` with two differences, both stated in
+//! Mirrors the development harness (`scripts/gemm_dev/harness.cu`, in git history up to
+//! commit c051717) with two differences, both stated in
 //! docs/bench.md: inputs are fresh per shape (one new seed per shape and one cuBLAS
 //! reference), not per config; and a batch is a CUDA graph rather than host launches.
 

@@ -1,7 +1,8 @@
 // Helper kernels of the Rust GEMM runner (src/gemm/runner.rs), compiled with NVRTC, no
 // header: fresh random inputs, the NaN poison of C, and the relative Frobenius error of C
-// against cuBLAS's result. The same three jobs as scripts/gemm_dev/harness.cu's
-// fill_random / fill_u16 / rel_err, written here for 16-bit storage with PTX conversions.
+// against cuBLAS's result. The same three jobs as the development harness's fill_random /
+// fill_u16 / rel_err (scripts/gemm_dev/harness.cu, in git history up to commit c051717),
+// written here for 16-bit storage with PTX conversions.
 
 __device__ __forceinline__ float hash_uniform(unsigned long long seed, unsigned long long i) {
   unsigned long long x = seed ^ (i * 0x9E3779B97F4A7C15ull);

@@ -1,7 +1,8 @@
 //! cuBLAS as the GEMM runner's reference and baseline: `cublasGemmEx` in the TN layout of
 //! `csrc/gemm.cu` (A row-major M×K, B stored N×K, C row-major M×N), fp16 or bf16 inputs
 //! and output, fp32 compute (`CUBLAS_COMPUTE_32F`, `CUBLAS_GEMM_DEFAULT`): the same call as
-//! `scripts/gemm_dev/harness.cu`.
+//! the development harness (`scripts/gemm_dev/harness.cu`, in git history up to commit
+//! c051717).
 //!
 //! The handle runs on its own stream of the device's primary context (the same context as
 //! [`Gpu`]'s, so device addresses of [`Gpu`] buffers are valid here). The two streams are

@@ -6,7 +6,6 @@
 
 pub mod constants;
 pub mod family;
-pub mod family_origami;
 pub mod group;
 pub mod inputs;
 pub mod l2;
@@ -17,7 +16,6 @@ pub mod problem;
 pub mod select;
 pub mod shapes;
 pub mod throughput;
-pub mod triton_table;
 
 pub use constants::ModelConstants;
 pub use family::{family, KernelFamily, FAMILY_NAMES};

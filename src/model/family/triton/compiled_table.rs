@@ -9,11 +9,10 @@ use std::sync::OnceLock;
 
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-
-use super::problem::Config;
+use crate::model::problem::Config;
 
 /// The compiler's table, embedded.
-pub const TRITON_SM90_CSV: &str = include_str!("../../data/triton_sm90.csv");
+pub const TRITON_SM90_CSV: &str = include_str!("../../../../data/triton_sm90.csv");
 
 /// One config as compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

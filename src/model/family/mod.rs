@@ -1,0 +1,268 @@
+//! Kernel families: what a GEMM kernel can be launched with (config space), its MMA atom,
+//! its shared-memory formula and its register count, and so which configs are feasible.
+//! This module holds what every family shares (the [`KernelFamily`] trait, [`Candidate`],
+//! [`MmaAtom`], the default launch preference) and the registry; each family is one file:
+//!
+//! - [`seed`]: the NVIDIA port report's family (section 2.1): 150 tiles, 8 warps, 2
+//!   stages, no register check.
+//! - [`triton`]: Triton's tutorial matmul on NVIDIA, with Triton's compiled table on Hopper
+//!   (`triton/compiled_table.rs`, data/triton_sm90.csv) and a register estimate elsewhere.
+//! - [`origami`]: the project's own kernel (csrc/gemm.cu); its file owns the kernel's
+//!   config rule, and ptxas's register table (`origami/register_table.rs`,
+//!   data/gemm_registers.csv) rejects the configs that spill.
+//!
+//! Adding a family: write `<name>.rs` in this folder with a unit struct implementing
+//! [`KernelFamily`] and a `pub const NAME` (its command-line name); put what it reads from
+//! the compiler or a measurement in `data/` and parse it in `<name>/<table>.rs`, declared
+//! by `<name>.rs`; then declare the module below and add one line to `REGISTRY`.
+//! `family(name)`, `FAMILY_NAMES` and the CLIs' `--family` follow from the registry.
+
+use crate::dtype::Dtype;
+use crate::hw::GpuDesc;
+
+use super::constants::ModelConstants;
+use super::problem::Config;
+
+pub mod origami;
+pub mod seed;
+pub mod triton;
+
+pub use origami::OrigamiFamily;
+pub use seed::SeedFamily;
+pub use triton::{triton_mma_warps, TritonFamily, TritonRegisterModel};
+
+/// Every family with its command-line name, in the order `FAMILY_NAMES` lists them.
+const REGISTRY: &[(&str, &dyn KernelFamily)] = &[
+    (triton::NAME, &TritonFamily),
+    (origami::NAME, &OrigamiFamily),
+    (seed::NAME, &SeedFamily),
+];
+
+/// Family by name (case and surrounding blanks ignored).
+pub fn family(name: &str) -> Option<&'static dyn KernelFamily> {
+    let wanted = name.trim().to_ascii_lowercase();
+    REGISTRY.iter().find(|(n, _)| *n == wanted).map(|(_, f)| *f)
+}
+
+/// Names of every family, in registry order.
+pub const FAMILY_NAMES: [&str; REGISTRY.len()] = registry_names();
+
+const fn registry_names<const N: usize>() -> [&'static str; N] {
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < N {
+        names[i] = REGISTRY[i].0;
+        i += 1;
+    }
+    names
+}
+
+/// MMA instruction shape (the NVIDIA port report, appendix C.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MmaAtom {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+/// The mma.sync atom per input type: m16n8k16 for 16-bit, m16n8k32 for 8-bit,
+/// m16n8k8 for tf32/fp32 inputs.
+pub fn mma_sync_atom(dtype: Dtype) -> MmaAtom {
+    let k = match dtype.bits() {
+        32 => 8,
+        16 => 16,
+        _ => 32,
+    };
+    MmaAtom { m: 16, n: 8, k }
+}
+
+/// One config of a family for one GPU and dtype, with its feasibility.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub config: Config,
+    pub smem_bytes: u64,
+    /// Registers per thread: compiler-reported for families with a table, else estimated.
+    pub registers: Option<u32>,
+    /// Why the config can't be used (shared memory, registers/spills), if so.
+    pub rejected: Option<String>,
+}
+
+impl Candidate {
+    pub fn feasible(&self) -> bool {
+        self.rejected.is_none()
+    }
+}
+
+/// A kernel family.
+pub trait KernelFamily: Sync {
+    /// Name used on the command line (the family file's `NAME`).
+    fn name(&self) -> &'static str;
+    /// MMA atom the kernel uses for this input type.
+    fn mma_atom(&self, dtype: Dtype) -> MmaAtom {
+        mma_sync_atom(dtype)
+    }
+    /// The (BLOCK_M, BLOCK_N, BLOCK_K) space.
+    fn tiles(&self) -> Vec<(u32, u32, u32)>;
+    /// The (num_warps, num_stages) space.
+    fn launches(&self) -> Vec<(u32, u32)>;
+    /// Shared memory a config needs, bytes.
+    fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64;
+    /// Shared memory the compiler gave a config on this GPU, when a table knows it (it then
+    /// replaces `smem_bytes`).
+    fn compiled_smem_bytes(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<u64> {
+        None
+    }
+    /// Registers per thread (estimate or compiler table); `None` when not modeled.
+    fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32>;
+    /// Preference among configs of one tile (lower is preferred): which launch of a tile
+    /// the selector reports first.
+    fn launch_preference(&self, c: &Config, k: &ModelConstants) -> f64;
+    /// Tensor-core speed of a config relative to the family's MMA atom: multiplies
+    /// L_compute (1 unless the family runs some configs on a faster instruction).
+    fn compute_scale(
+        &self,
+        _c: &Config,
+        _dtype: Dtype,
+        _gpu: &GpuDesc,
+        _k: &ModelConstants,
+    ) -> f64 {
+        1.0
+    }
+    /// Warp grid (WARPS_M, WARPS_N) of a config: how the block's warps split its tile
+    /// (throughput model's fragment reads: each of the WARPS_M x WARPS_N readers reads its
+    /// BM / WARPS_M rows of A and BN / WARPS_N columns of B).
+    fn warp_grid(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> (u32, u32);
+    /// Whether a config runs on Hopper's wgmma (the throughput model's `tp_wgmma_min_n`).
+    fn uses_wgmma(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> bool {
+        false
+    }
+    /// Extra family-specific rejection (invalid warp tiling, ...).
+    fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
+        None
+    }
+
+    /// Every config with its feasibility, GROUP_SIZE_M left at 1 (phase 2 sets it).
+    fn candidates(&self, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for (bm, bn, bk) in self.tiles() {
+            for (w, s) in self.launches() {
+                let config = Config {
+                    block_m: bm,
+                    block_n: bn,
+                    block_k: bk,
+                    group_m: 1,
+                    num_warps: w,
+                    num_stages: s,
+                };
+                let smem = self
+                    .compiled_smem_bytes(&config, dtype, gpu)
+                    .unwrap_or_else(|| self.smem_bytes(&config, dtype));
+                let registers = self.registers(&config, dtype, gpu);
+                let rejected = if smem > gpu.smem_per_block_optin_bytes {
+                    Some(smem_over_limit(smem, gpu.smem_per_block_optin_bytes))
+                } else if let Some(why) = self.invalid_reason(&config, dtype, gpu) {
+                    Some(why)
+                } else {
+                    match registers {
+                        Some(r) if r > gpu.max_registers_per_thread => Some(format!(
+                            "spills: {r} registers/thread > {}",
+                            gpu.max_registers_per_thread
+                        )),
+                        _ => None,
+                    }
+                };
+                out.push(Candidate {
+                    config,
+                    smem_bytes: smem,
+                    registers,
+                    rejected,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The rejection of a config whose shared memory exceeds a block's opt-in limit.
+pub fn smem_over_limit(smem_bytes: u64, limit_bytes: u64) -> String {
+    format!("shared memory {smem_bytes} B > {limit_bytes} B opt-in limit")
+}
+
+/// Bytes of one BLOCK_K slice of the A and B tiles, (BM BK + BK BN) x element bytes: one
+/// pipeline stage of a kernel that stages both operands in shared memory.
+pub fn operand_tile_bytes(c: &Config, dtype: Dtype) -> f64 {
+    (f64::from(c.block_m) * f64::from(c.block_k) + f64::from(c.block_k) * f64::from(c.block_n))
+        * dtype.bytes()
+}
+
+/// The launch order both mma.sync families prefer among configs of one tile (lower is
+/// preferred): 8 warps for tiles of at least `launch_wide_tile_area` output elements, 4
+/// below; then the stage ranks. Defaults: 8 warps from 128 x 128, then 3, 4, 2 stages; the
+/// calibration file can carry the order measured on a GPU (origami-bench refit).
+pub fn default_launch_preference(c: &Config, k: &ModelConstants) -> f64 {
+    let want_w = if f64::from(c.block_m * c.block_n) >= k.launch_wide_tile_area {
+        8
+    } else {
+        4
+    };
+    let w = if c.num_warps == want_w { 0.0 } else { 10.0 };
+    let s = match c.num_stages {
+        2 => k.stage_rank_2,
+        3 => k.stage_rank_3,
+        4 => k.stage_rank_4,
+        other => f64::from(other),
+    };
+    w + s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_match_the_families() {
+        assert_eq!(FAMILY_NAMES, ["triton", "origami", "seed"]);
+        for (name, fam) in REGISTRY {
+            assert_eq!(fam.name(), *name);
+            assert_eq!(family(name).map(|f| f.name()), Some(*name));
+        }
+        assert_eq!(family(" Origami ").map(|f| f.name()), Some("origami"));
+        assert!(family("cutlass").is_none());
+    }
+
+    #[test]
+    fn atoms() {
+        assert_eq!(mma_sync_atom(Dtype::Fp16), MmaAtom { m: 16, n: 8, k: 16 });
+        assert_eq!(mma_sync_atom(Dtype::Fp8E4m3).k, 32);
+        assert_eq!(mma_sync_atom(Dtype::Fp32).k, 8);
+    }
+
+    #[test]
+    fn launch_ranks_follow_the_constants() {
+        let c = |bm, w, s| Config {
+            block_m: bm,
+            block_n: 128,
+            block_k: 64,
+            group_m: 1,
+            num_warps: w,
+            num_stages: s,
+        };
+        // Default ranks: 8 warps from 128 x 128, stages 3 < 4 < 2.
+        let d = ModelConstants::default();
+        let p = |cfg: Config, k: &ModelConstants| default_launch_preference(&cfg, k);
+        assert!(
+            p(c(128, 8, 3), &d) < p(c(128, 8, 4), &d) && p(c(128, 8, 4), &d) < p(c(128, 8, 2), &d)
+        );
+        assert!(p(c(128, 8, 2), &d) < p(c(128, 4, 3), &d));
+        assert!(p(c(64, 4, 2), &d) < p(c(64, 8, 3), &d));
+        // A measured order from a calibration file: 8 warps from 64 x 128, stages 4 < 3 < 2.
+        let m = ModelConstants::with_overrides([
+            ("launch_wide_tile_area", 8192.0),
+            ("stage_rank_2", 3.0),
+            ("stage_rank_3", 2.0),
+            ("stage_rank_4", 1.0),
+        ])
+        .unwrap();
+        assert!(p(c(64, 8, 4), &m) < p(c(64, 8, 3), &m) && p(c(64, 8, 3), &m) < p(c(64, 4, 4), &m));
+    }
+}

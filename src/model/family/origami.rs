@@ -1,0 +1,343 @@
+//! The `origami` kernel family: the project's own mma.sync GEMM (`csrc/gemm.cu`, documented
+//! in docs/gemm-kernel.md). This file is the one owner of that kernel's config rule: its
+//! tiles and launches, its warp grid, its shared-memory formula (cp.async ring or epilogue
+//! C tile, whichever is larger), which configs are valid and why not, and the `-D` defines
+//! an instance is compiled with. The runner (`gemm::kernel`), the selector and the scripts
+//! (through `origami-bench configs`, see `config_list`) ask it; csrc/gemm.cu only guards
+//! the defines it is given. Registers and spills come from ptxas (`register_table`): a
+//! config whose compiled kernel has a stack frame (spills) is never picked.
+
+use crate::dtype::Dtype;
+use crate::hw::GpuDesc;
+use crate::model::constants::ModelConstants;
+use crate::model::problem::Config;
+
+use super::{default_launch_preference, KernelFamily};
+
+pub mod config_list;
+pub mod register_table;
+
+pub use register_table::{compiled_resources, table_arch, CompiledResources, REGISTER_TABLE_CSV};
+
+/// Command-line name.
+pub const NAME: &str = "origami";
+
+/// BLOCK_M and BLOCK_N values.
+pub const BLOCK_MN: [u32; 4] = [32, 64, 128, 256];
+/// BLOCK_K values.
+pub const BLOCK_K: [u32; 4] = [16, 32, 64, 128];
+/// num_warps values.
+pub const NUM_WARPS: [u32; 2] = [4, 8];
+/// num_stages values (depth of the cp.async ring).
+pub const NUM_STAGES: [u32; 3] = [2, 3, 4];
+
+/// Bytes of one element of A, B and C (fp16 or bf16).
+const ELEMENT_BYTES: u64 = 2;
+/// Elements of padding per row of the epilogue's C tile in shared memory.
+const EPILOGUE_ROW_PAD: u32 = 8;
+/// A warp tile's rows and columns are whole m16 / n16 MMA fragments.
+const WARP_TILE_MULTIPLE: u32 = 16;
+
+/// The (BLOCK_M, BLOCK_N, BLOCK_K) space: 4 x 4 x 4 = 64 tiles.
+pub fn tiles() -> Vec<(u32, u32, u32)> {
+    let mut v = Vec::new();
+    for bm in BLOCK_MN {
+        for bn in BLOCK_MN {
+            for bk in BLOCK_K {
+                v.push((bm, bn, bk));
+            }
+        }
+    }
+    v
+}
+
+/// The (num_warps, num_stages) space.
+pub fn launches() -> Vec<(u32, u32)> {
+    let mut v = Vec::new();
+    for w in NUM_WARPS {
+        for s in NUM_STAGES {
+            v.push((w, s));
+        }
+    }
+    v
+}
+
+/// Every config of the space (tiles x launches, GROUP_SIZE_M 1: it is a run-time
+/// argument), in the order the selector enumerates them.
+pub fn config_space() -> Vec<Config> {
+    let launches = launches();
+    let mut v = Vec::new();
+    for (bm, bn, bk) in tiles() {
+        for &(w, s) in &launches {
+            v.push(Config {
+                block_m: bm,
+                block_n: bn,
+                block_k: bk,
+                group_m: 1,
+                num_warps: w,
+                num_stages: s,
+            });
+        }
+    }
+    v
+}
+
+/// Warp grid (WARPS_M, WARPS_N): 4 warps are 2 x 2; 8 warps are 4 x 2 when BLOCK_M >=
+/// BLOCK_N, else 2 x 4. The kernel gets WARPS_M as a define.
+pub fn warp_grid(c: &Config) -> (u32, u32) {
+    let wm = if c.num_warps == 4 || c.block_m < c.block_n {
+        2
+    } else {
+        4
+    };
+    (wm, c.num_warps / wm)
+}
+
+/// Shared memory of one CTA, bytes (the kernel's SMEM_BYTES, which the runner checks
+/// against the module's `origami_gemm_smem_bytes`): max(stages x (BM + BN) x BK x 2,
+/// BM x (BN + 8) x 2), the cp.async ring or the epilogue's C tile when larger.
+pub fn smem_bytes(c: &Config) -> u64 {
+    let ring = u64::from(c.num_stages)
+        * u64::from(c.block_m + c.block_n)
+        * u64::from(c.block_k)
+        * ELEMENT_BYTES;
+    let epilogue = u64::from(c.block_m) * u64::from(c.block_n + EPILOGUE_ROW_PAD) * ELEMENT_BYTES;
+    ring.max(epilogue)
+}
+
+/// Why the kernel cannot take this input type, if so.
+pub fn dtype_violation(dtype: Dtype) -> Option<String> {
+    match dtype {
+        Dtype::Fp16 | Dtype::Bf16 => None,
+        other => Some(format!(
+            "the origami kernel takes fp16 or bf16 inputs, not {other}"
+        )),
+    }
+}
+
+/// Why a config is not an instance of the kernel, if so: a value outside the space, or a
+/// warp tile that is not whole MMA fragments (8 warps on a 32 x 32 tile). Shared memory
+/// against a GPU's limit is checked by the caller (`smem_bytes`).
+pub fn config_violation(c: &Config) -> Option<String> {
+    if !BLOCK_MN.contains(&c.block_m) || !BLOCK_MN.contains(&c.block_n) {
+        return Some(format!("BLOCK_M and BLOCK_N must be {}", one_of(&BLOCK_MN)));
+    }
+    if !BLOCK_K.contains(&c.block_k) {
+        return Some(format!("BLOCK_K must be {}", one_of(&BLOCK_K)));
+    }
+    if !NUM_WARPS.contains(&c.num_warps) {
+        return Some(format!("num_warps must be {}", one_of(&NUM_WARPS)));
+    }
+    if !NUM_STAGES.contains(&c.num_stages) {
+        return Some(format!("num_stages must be {}", one_of(&NUM_STAGES)));
+    }
+    let (wm, wn) = warp_grid(c);
+    let (tile_m, tile_n) = (c.block_m / wm, c.block_n / wn);
+    if tile_m % WARP_TILE_MULTIPLE != 0 || tile_n % WARP_TILE_MULTIPLE != 0 {
+        return Some(format!(
+            "warp tile {tile_m}x{tile_n} is not a multiple of {WARP_TILE_MULTIPLE}"
+        ));
+    }
+    None
+}
+
+/// "2, 3 or 4".
+fn one_of(values: &[u32]) -> String {
+    let text: Vec<String> = values.iter().map(u32::to_string).collect();
+    match text.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => text.concat(),
+    }
+}
+
+/// The `-D` defines of one instance (name, value; `None` for a bare flag), in a fixed
+/// order (part of the NVRTC cache key). GROUP_SIZE_M is a run-time argument, not a define.
+pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
+    let mut v = vec![
+        ("BLOCK_M", Some(c.block_m)),
+        ("BLOCK_N", Some(c.block_n)),
+        ("BLOCK_K", Some(c.block_k)),
+        ("NUM_WARPS", Some(c.num_warps)),
+        ("NUM_STAGES", Some(c.num_stages)),
+        ("WARPS_M", Some(warp_grid(c).0)),
+    ];
+    if dtype == Dtype::Bf16 {
+        v.push(("DTYPE_BF16", None));
+    }
+    v
+}
+
+/// The project's mma.sync GEMM kernel.
+pub struct OrigamiFamily;
+
+impl KernelFamily for OrigamiFamily {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn tiles(&self) -> Vec<(u32, u32, u32)> {
+        tiles()
+    }
+    fn launches(&self) -> Vec<(u32, u32)> {
+        launches()
+    }
+    fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
+        smem_bytes(c)
+    }
+    fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32> {
+        compiled_resources(c, dtype, gpu).map(|r| r.registers)
+    }
+    /// The shared preference (the fastest launches of the H200 development runs,
+    /// docs/gemm-kernel.md, were 8 warps and 3 stages for the large tiles).
+    fn launch_preference(&self, c: &Config, k: &ModelConstants) -> f64 {
+        default_launch_preference(c, k)
+    }
+    fn warp_grid(&self, c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> (u32, u32) {
+        warp_grid(c)
+    }
+    fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
+        if let Some(why) = dtype_violation(dtype).or_else(|| config_violation(c)) {
+            return Some(why);
+        }
+        match compiled_resources(c, dtype, gpu) {
+            Some(r) if r.stack_frame_bytes > 0 => Some(format!(
+                "spills: {} B stack frame at {} registers (ptxas, sm_{})",
+                r.stack_frame_bytes,
+                r.registers,
+                table_arch(gpu)
+            )),
+            Some(_) => None,
+            None => Some(format!(
+                "not in the compiler's register table for sm_{}",
+                table_arch(gpu)
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::presets::preset;
+    use crate::model::problem::parse_config;
+
+    fn cfg(s: &str) -> Config {
+        parse_config(s).unwrap()
+    }
+
+    #[test]
+    fn space_and_warp_grid() {
+        assert_eq!(config_space().len(), 384);
+        assert_eq!(
+            launches(),
+            vec![(4, 2), (4, 3), (4, 4), (8, 2), (8, 3), (8, 4)]
+        );
+        assert_eq!(warp_grid(&cfg("128x256x64,w4,s3")), (2, 2));
+        assert_eq!(warp_grid(&cfg("256x128x64,w8,s3")), (4, 2));
+        assert_eq!(warp_grid(&cfg("128x128x64,w8,s3")), (4, 2));
+        assert_eq!(warp_grid(&cfg("128x256x64,w8,s3")), (2, 4));
+    }
+
+    #[test]
+    fn validity_rule() {
+        let why = |s: &str| config_violation(&cfg(s));
+        assert_eq!(
+            why("32x32x16,w8,s2").as_deref(),
+            Some("warp tile 8x16 is not a multiple of 16")
+        );
+        assert_eq!(why("32x32x16,w4,s2"), None);
+        assert_eq!(
+            why("48x32x16,w4,s2").as_deref(),
+            Some("BLOCK_M and BLOCK_N must be 32, 64, 128 or 256")
+        );
+        assert_eq!(
+            why("64x64x8,w4,s2").as_deref(),
+            Some("BLOCK_K must be 16, 32, 64 or 128")
+        );
+        assert_eq!(
+            why("64x64x64,w4,s5").as_deref(),
+            Some("num_stages must be 2, 3 or 4")
+        );
+        assert_eq!(
+            why("64x64x64,w2,s3").as_deref(),
+            Some("num_warps must be 4 or 8")
+        );
+        // The only tiling failure of the space: 32 x 32 with 8 warps, at every BK and stage.
+        let bad: Vec<Config> = config_space()
+            .into_iter()
+            .filter(|c| config_violation(c).is_some())
+            .collect();
+        assert_eq!(bad.len(), 4 * 3);
+        assert!(bad
+            .iter()
+            .all(|c| c.block_m == 32 && c.block_n == 32 && c.num_warps == 8));
+        assert!(dtype_violation(Dtype::Bf16).is_none());
+        assert!(dtype_violation(Dtype::Fp32).is_some());
+    }
+
+    #[test]
+    fn smem_formula() {
+        assert_eq!(smem_bytes(&cfg("128x256x64,w8,s3")), 3 * 384 * 64 * 2);
+        assert_eq!(smem_bytes(&cfg("256x256x16,w8,s2")), 256 * 264 * 2);
+    }
+
+    #[test]
+    fn smem_formula_matches_the_table() {
+        // The table's smem column is the kernel's own constant for every config.
+        let mut checked = 0;
+        for line in REGISTER_TABLE_CSV.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let n = |i: usize| f[i].parse::<u32>().unwrap();
+            let c = Config {
+                block_m: n(2),
+                block_n: n(3),
+                block_k: n(4),
+                group_m: 1,
+                num_warps: n(5),
+                num_stages: n(6),
+            };
+            assert_eq!(smem_bytes(&c), u64::from(n(11)), "{line}");
+            checked += 1;
+        }
+        assert_eq!(checked, 3072);
+    }
+
+    #[test]
+    fn defines_in_order() {
+        let c = cfg("128x256x64,g8,w8,s3");
+        assert_eq!(
+            defines(&c, Dtype::Fp16),
+            vec![
+                ("BLOCK_M", Some(128)),
+                ("BLOCK_N", Some(256)),
+                ("BLOCK_K", Some(64)),
+                ("NUM_WARPS", Some(8)),
+                ("NUM_STAGES", Some(3)),
+                ("WARPS_M", Some(2)),
+            ]
+        );
+        assert_eq!(defines(&c, Dtype::Bf16).last(), Some(&("DTYPE_BF16", None)));
+    }
+
+    #[test]
+    fn spilling_and_invalid_configs_are_rejected_on_h100() {
+        let gpu = preset("h100-sxm").unwrap().gpu;
+        let cands = OrigamiFamily.candidates(Dtype::Fp16, &gpu);
+        let feasible = cands.iter().filter(|c| c.feasible()).count();
+        assert_eq!(feasible, 342 - 36);
+        for c in &cands {
+            let cfg = c.config;
+            if cfg.block_m == 256 && cfg.block_n == 256 {
+                assert!(!c.feasible(), "{cfg}");
+            }
+            if cfg.block_m == 32 && cfg.block_n == 32 && cfg.num_warps == 8 {
+                assert!(c.rejected.as_deref().unwrap().contains("warp tile"));
+            }
+        }
+        assert_eq!(
+            cands.iter().map(|c| c.config).collect::<Vec<_>>(),
+            config_space()
+        );
+        let fp8 = OrigamiFamily.candidates(Dtype::Fp8E4m3, &gpu);
+        assert!(fp8.iter().all(|c| !c.feasible()));
+    }
+}
