@@ -4,7 +4,7 @@
 # ptxas -v. No GPU needed.
 #
 # Usage: scripts/ptxas-table.sh [-j JOBS] [-o OUT.csv] [ARCH ...]   (default: sm_80 sm_86 sm_89 sm_90)
-# nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else .cuda-venv's (see CUDA-ON-CPU notes), else PATH.
+# nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else .cuda-venv's (the PyPI recipe in docs/calibrate.md), else PATH.
 #
 # Columns: arch,dtype,block_m,block_n,block_k,num_warps,num_stages,registers,
 #   spill_stores_bytes,spill_loads_bytes,stack_frame_bytes,smem_bytes,valid
