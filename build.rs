@@ -2,11 +2,12 @@
 //! the calibration microbenchmarks to cubins for each architecture of
 //! `ORIGAMI_CUDA_ARCHS` (default `80;86;89;90`) and embeds them too.
 //!
-//! Design (DESIGN.md, "build.rs"): nvcc is looked up via `$NVCC`, `$CUDA_HOME/bin/nvcc`,
-//! then `PATH`. Without one the build still succeeds: it prints one `cargo::warning` and
-//! the program compiles the embedded sources with NVRTC for the GPU it finds. With one, a
-//! kernel that does not compile fails the build (that is the point of the CI build with
-//! PyPI's nvcc). `ORIGAMI_NVCC=off` skips nvcc even when present. Only `OUT_DIR` is written.
+//! Design (the architecture doc, docs/architecture.md, "Dependencies"): nvcc is looked up
+//! via `$NVCC`, `$CUDA_HOME/bin/nvcc`, then `PATH`. Without one the build still succeeds:
+//! it prints one `cargo::warning` and the program compiles the embedded sources with NVRTC
+//! for the GPU it finds. With one, a kernel that does not compile fails the build (that is
+//! the point of the CI build with PyPI's nvcc). `ORIGAMI_NVCC=off` skips nvcc even when
+//! present. Only `OUT_DIR` is written.
 //!
 //! Every `csrc/*.cu` file is embedded as source (with `#include "x.cuh"` of a sibling
 //! header inlined, since NVRTC gets no include path); only the microbenchmarks listed in

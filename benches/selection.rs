@@ -1,5 +1,5 @@
 //! Cost of one full selection (whole config space, both phases) and of a 10000-shape batch
-//! through the library, for the README's speed figures (issue 2 section 8: goal 5 us per
+//! through the library, for the README's speed figures (this project's goal: 5 us per
 //! selection on one core), with the latency model and with the throughput model at the
 //! constants fitted for Hopper (`hw::fitted`).
 

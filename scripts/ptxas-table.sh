@@ -4,7 +4,7 @@
 # ptxas -v. No GPU needed.
 #
 # Usage: scripts/ptxas-table.sh [-j JOBS] [-o OUT.csv] [ARCH ...]   (default: sm_80 sm_86 sm_89 sm_90)
-# nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else .cuda-venv's (see CUDA-ON-CPU notes), else PATH.
+# nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else .cuda-venv's (the PyPI recipe in docs/calibrate.md), else PATH.
 # The configs, their validity, shared memory and -D defines come from the origami family
 # (`origami-bench configs`; $ORIGAMI_BENCH, else `cargo run --release --bin origami-bench --`).
 #

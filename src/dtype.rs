@@ -1,7 +1,8 @@
 //! Element data types of GEMM operands: storage width, block-scale layout and names.
 //!
-//! Covers the types of seed 000 (fp16, bf16, fp8, fp32) and the narrow and block-scaled
-//! types of seeds 001/002 (NVFP4: e2m1 with one fp8 scale per 16 elements; MXFP8/MXFP4:
+//! Covers the types of the NVIDIA port report (fp16, bf16, fp8, fp32) and the narrow and
+//! block-scaled types of the warp-specialized persistent GEMM model and the NVFP4
+//! group-GEMM roofline trace (NVFP4: e2m1 with one fp8 scale per 16 elements; MXFP8/MXFP4:
 //! one e8m0 scale per 32 elements).
 
 use std::fmt;

@@ -1,6 +1,6 @@
 //! origami: calibrate NVIDIA GPUs with microbenchmarks, predict GEMM latency with the
-//! Origami analytical model (tritonBLAS, ported to NVIDIA in seed 000), and pick GEMM
-//! tile configurations without autotuning.
+//! Origami analytical model (the tritonBLAS paper's, as the NVIDIA port report ported it),
+//! and pick GEMM tile configurations without autotuning.
 
 pub mod calibrate;
 pub mod dtype;

@@ -25,9 +25,10 @@ pub struct SetupRequest {
     pub gpu_name: Option<String>,
     /// The override file (`TRITONBLAS_HW_PARAMS`), full or flat.
     pub override_file: Option<PathBuf>,
-    /// Kernel family by name (`triton`, `origami`, `seed`).
+    /// Kernel family by name (`triton`, `origami`, `seed`: the NVIDIA port report's config
+    /// space).
     pub family: String,
-    /// Model variant by name (`origami`, `seed`).
+    /// Model variant by name (`origami`, `seed`: the NVIDIA port report's model as published).
     pub model: String,
     /// Leave out the constants fitted for the family on this architecture.
     pub no_fitted: bool,

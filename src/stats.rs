@@ -1,6 +1,6 @@
 //! Sample statistics for measurements: median, mean, standard deviation, coefficient of
 //! variation, MAD-based outliers, and Kendall's tau-b rank correlation (used by the bench
-//! to compare predicted and measured orderings, seed 000 section 7).
+//! to compare predicted and measured orderings, the NVIDIA port report, section 7).
 
 use serde::{Deserialize, Serialize};
 

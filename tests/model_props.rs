@@ -1,6 +1,6 @@
-//! Property tests of the model (issue 2 section 6): predictions finite and positive, the
-//! pick always feasible, more K never predicts less time for a fixed config, same input
-//! same answer.
+//! Property tests of the model (this project's invariants): predictions finite and
+//! positive, the pick always feasible, more K never predicts less time for a fixed config,
+//! same input same answer.
 //!
 //! "More K" is tested as more whole K iterations: K -> K + j x BLOCK_K with K a multiple
 //! of BLOCK_K. The published formulas are not monotone otherwise, and the tests below pin

@@ -1,4 +1,5 @@
-//! Golden tests: the seeds' printed numbers, reproduced by the perf models.
+//! Golden tests: the numbers printed by the warp-specialized persistent GEMM model and the
+//! NVFP4 group-GEMM roofline trace, reproduced by the perf models.
 
 use origami::dtype::Dtype;
 use origami::perf::{
@@ -32,10 +33,11 @@ fn ws_case(
     ws_predict(&p, &g, &o).unwrap()
 }
 
-/// Seed 001, the most pessimistic NVFP4 case: MNK 4096 4096 16384, CTA (128 64),
-/// CLUSTER (2 1). The printed EPILOG values imply 4-byte outputs (32768 B per 128x64 tile).
+/// The warp-specialized persistent GEMM model's most pessimistic NVFP4 case:
+/// MNK 4096 4096 16384, CTA (128 64), CLUSTER (2 1). The printed EPILOG values imply 4-byte
+/// outputs (32768 B per 128x64 tile).
 #[test]
-fn seed001_nvfp4_4096x4096x16384() {
+fn ws_model_nvfp4_4096x4096x16384() {
     let b = ws_case(4096, 4096, 16384, Dtype::Nvfp4, OutDtype::Fp32, (128, 64));
     close(b.predicted_us, 376.1631394230768, "predicted");
     close(b.overhead_us, 6.153846153846154, "overhead");
@@ -55,10 +57,11 @@ fn seed001_nvfp4_4096x4096x16384() {
     assert!(b.two_cta);
 }
 
-/// Seed 001, the least-ratio FP8 case: MNK 4096 7168 257, CTA (64 256), CLUSTER (2 1).
-/// The printed EPILOG values imply 1-byte (fp8) outputs (16384 B per 64x256 tile).
+/// The warp-specialized persistent GEMM model's least-ratio FP8 case: MNK 4096 7168 257,
+/// CTA (64 256), CLUSTER (2 1). The printed EPILOG values imply 1-byte (fp8) outputs
+/// (16384 B per 64x256 tile).
 #[test]
-fn seed001_fp8_4096x7168x257() {
+fn ws_model_fp8_4096x7168x257() {
     let b = ws_case(4096, 7168, 257, Dtype::Fp8E4m3, OutDtype::Fp8, (64, 256));
     close(b.predicted_us, 20.65007692307692, "predicted");
     close(b.overhead_us, 6.153846153846154, "overhead");
@@ -77,9 +80,10 @@ fn seed001_fp8_4096x7168x257() {
     );
 }
 
-/// The seed's L2 knob (0.4) lowers the DMA-bound case and leaves the epilogue-bound one.
+/// The published model's L2 knob (0.4) lowers the DMA-bound case and leaves the
+/// epilogue-bound one.
 #[test]
-fn seed001_hit_rate_knob() {
+fn ws_model_hit_rate_knob() {
     let g = GpuPerf::by_name("b200").unwrap();
     let p = Problem::new(4096, 7168, 257, Dtype::Fp8E4m3)
         .unwrap()
@@ -117,10 +121,10 @@ fn nvfp4(m_list: Vec<u64>, n: u64, k: u64, dram_gbps: Option<f64>) -> origami::p
     .unwrap()
 }
 
-/// Seed 002 section 3 traced numbers.
+/// The NVFP4 group-GEMM roofline trace, section 3: its traced numbers.
 #[test]
-fn seed002_section3() {
-    // 3.1 step 2-5, representative group M=128 (seed's 8 TB/s)
+fn roofline_trace_section3() {
+    // 3.1 step 2-5, representative group M=128 (the trace's 8 TB/s)
     let r = nvfp4(vec![128], 4096, 7168, Some(8000.0));
     assert_eq!(r.total.flops, 7_516_192_768.0);
     assert_eq!(r.total.bytes, 18_079_744.0);
@@ -137,13 +141,13 @@ fn seed002_section3() {
     let r = nvfp4(vec![128], 7168, 2048, None);
     assert_eq!(r.total.bytes, 10_240_000.0);
     assert_eq!(format!("{:.0}", r.total.arithmetic_intensity), "367");
-    // 3.2 per-group lists: the seed's "exact" figures are 3,072 B too high each (they
+    // 3.2 per-group lists: the trace's "exact" figures are 3,072 B too high each (they
     // contradict its own representative group); the correct total is 81,920,000 B, and it
     // is the one that reproduces the published 10.667 us (see nvfp4_group_sol_table).
     let r = nvfp4(vec![40, 76, 168, 72, 164, 148, 196, 160], 7168, 2048, None);
     assert_eq!(r.groups[0].bytes, 8_877_056.0);
     assert_eq!(r.total.bytes, 81_920_000.0);
-    // 3.1 total over the 8 groups: 144,637,952 B (the seed's list sums to 144,597,152
+    // 3.1 total over the 8 groups: 144,637,952 B (the trace's list sums to 144,597,152
     // with the same kind of slips; its M=128 entry contradicts its own step 2)
     let r = nvfp4(vec![80, 176, 128, 72, 64, 248, 96, 160], 4096, 7168, None);
     assert_eq!(r.groups[2].bytes, 18_079_744.0);
@@ -154,7 +158,7 @@ fn seed002_section3() {
     assert_eq!(r.groups[0].flops, 4_831_838_208.0);
     assert_eq!(r.groups[1].bytes, 9_781_248.0);
     assert_eq!(r.total.bytes, 18_481_152.0);
-    // 3.4: group 2 (the seed's group-1 figure 3,650,616 is an arithmetic slip: 3,649,536)
+    // 3.4: group 2 (the trace's group-1 figure 3,650,616 is an arithmetic slip: 3,649,536)
     let r = nvfp4(vec![128, 384], 4096, 1536, None);
     assert_eq!(r.groups[0].bytes, 4_698_112.0);
     assert_eq!(r.groups[1].bytes, 7_016_448.0);
@@ -163,7 +167,7 @@ fn seed002_section3() {
     assert_eq!(r.latency_bandwidth_bytes.round(), 2_240_000.0);
 }
 
-/// The published SOL table (shared/data/nvfp4_group_sol.csv), reproduced to 3 decimals
+/// The published SOL table (`data/nvfp4_group_sol.csv`), reproduced to 3 decimals
 /// with the b200 description's effective 7.68 TB/s.
 const PUBLISHED: [(&str, u64, u64, f64); 4] = [
     ("80;176;128;72;64;248;96;160", 4096, 7168, 18.833),
@@ -203,15 +207,11 @@ fn nvfp4_group_sol_table() {
     assert_eq!(g.hardware.dram_bandwidth_gbps, 7680.0);
 }
 
-/// Same check straight from the shared data file when it is next to the checkout.
+/// Same check straight from the committed copy of the published table.
 #[test]
-fn nvfp4_group_sol_shared_file() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/nvfp4_group_sol.csv");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("skipped: {} not present", path.display());
-        return;
-    };
+fn nvfp4_group_sol_data_file() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/nvfp4_group_sol.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
     let mut rdr = csv::Reader::from_reader(text.as_bytes());
     let mut n_rows = 0;
     for rec in rdr.records() {

@@ -1,5 +1,5 @@
-//! CLI tests of `origami-select`: every output format and every bad input of issue 2
-//! section 7 (exit 2 and one line naming the argument, file and field; never a panic).
+//! CLI tests of `origami-select`: every output format and every bad input this project
+//! handles (exit 2 and one line naming the argument, file and field; never a panic).
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -173,7 +173,7 @@ fn fitted_constants_apply_on_their_architecture_unless_told_not_to() {
         t.contains("[fitted calibrations/fitted/h200-origami.json"),
         "{t}"
     );
-    // --no-fitted: the seed 000 model; other architectures have no fit.
+    // --no-fitted: the model as published; other architectures have no fit.
     let t = explain(&["--gpu", "h200", "--no-fitted"]);
     assert!(
         !t.contains("[Throughput model]") && !t.contains("fitted calibrations"),

@@ -30,7 +30,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Seed-002-style roofline trace of a GEMM or a grouped GEMM.
+    /// Roofline trace of a GEMM or a grouped GEMM, laid out like the NVFP4 group-GEMM
+    /// roofline trace.
     Roofline {
         #[arg(value_parser = positive)]
         m: u64,
@@ -56,7 +57,8 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Warp-specialized persistent model of one GEMM, printed like seed 001.
+    /// Warp-specialized persistent model of one GEMM, printed like the warp-specialized
+    /// persistent GEMM model.
     Ws {
         #[arg(value_parser = positive)]
         m: u64,
@@ -96,7 +98,7 @@ enum Cmd {
         /// Output directory (created).
         #[arg(long)]
         out: PathBuf,
-        /// GPU description (default b200, the seeds' GPU).
+        /// GPU description (default b200, the GPU of the published perf models).
         #[arg(long, value_parser = known_gpu)]
         gpu: Option<String>,
         /// A perf description JSON file instead of an embedded one.
@@ -104,7 +106,8 @@ enum Cmd {
         gpu_file: Option<PathBuf>,
         #[command(flatten)]
         l2: L2Args,
-        /// Print the seed-001 breakdown of the N most pessimistic and N most optimistic rows.
+        /// Print the breakdown (the warp-specialized persistent GEMM model's layout) of the
+        /// N most pessimistic and N most optimistic rows.
         #[arg(long, default_value_t = 0)]
         print_cases: usize,
     },

@@ -57,15 +57,17 @@ struct Args {
     #[arg(long)]
     gpu: Option<String>,
     /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul), origami
-    /// (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16), seed (seed 000's space).
+    /// (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16), seed (the NVIDIA port
+    /// report's config space).
     #[arg(long, default_value = "triton")]
     family: String,
     /// Leave out the constants fitted for the family on this architecture (embedded from
     /// calibrations/fitted/; applied beneath the preset and TRITONBLAS_HW_PARAMS): the
-    /// seed 000 latency model as published.
+    /// latency model as the NVIDIA port report published it.
     #[arg(long = "no-fitted")]
     no_fitted: bool,
-    /// Model variant: origami (the C++ source, corrected) or seed (seed 000 as published).
+    /// Model variant: origami (the C++ source, corrected) or seed (the NVIDIA port report's
+    /// model as published).
     #[arg(long, default_value = "origami")]
     model: String,
     /// How many ranked configs to print.

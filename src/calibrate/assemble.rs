@@ -1,8 +1,9 @@
 //! From measurements to the five model parameters and the hardware document (the schema of
-//! `hw::schema`, DESIGN.md). The formulas live here once, shared by the calibrator and by
-//! `--check`, which recomputes them from a file's measurements:
+//! `hw::schema`). The formulas live here once, shared by the calibrator and by `--check`,
+//! which recomputes them from a file's measurements:
 //!
-//! - `l2_perf_ratio   = L2 read bytes/s / SM clock Hz` (seed 000 section 4: bytes per cycle)
+//! - `l2_perf_ratio   = L2 read bytes/s / SM clock Hz` (the NVIDIA port report,
+//!   section 4: bytes per cycle)
 //! - `dram_perf_ratio = DRAM read bytes/s / SM clock Hz`
 //! - `dram_bw_coeff`  = least-squares fit of `min(1, c x SMs)` to the SM-limited curve
 //! - `hbm_latency_penalty = DRAM latency (page-local) - L2 hit latency`, cycles

@@ -1,6 +1,7 @@
 //! Fits and reductions of the calibration: `dram_bw_coeff` from the bandwidth-vs-active-SMs
-//! curve (seed 000 Algorithm 7: `dram_bw_fraction = min(1, dram_bw_coeff * active_SMs)`),
-//! and the L2 footprint sweep's plateau.
+//! curve (the NVIDIA port report, Algorithm 7:
+//! `dram_bw_fraction = min(1, dram_bw_coeff * active_SMs)`), and the L2 footprint sweep's
+//! plateau.
 
 /// Result of fitting `min(1, c * k)` to measured bandwidth fractions.
 #[derive(Debug, Clone, Copy, PartialEq)]

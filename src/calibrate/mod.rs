@@ -1,10 +1,10 @@
-//! The calibration toolkit (issue 3; seed 000 section 4 and appendix C.1): microbenchmarks
-//! in `csrc/` driven from `bench`, each metric repeated by the `stability` loop until its
-//! CoV is at or below the threshold, reduced by `fit`, turned into the five Origami
-//! parameters and a hardware document by `assemble`, and validated by `check`.
+//! The calibration toolkit (the NVIDIA port report, section 4 and appendix C.1):
+//! microbenchmarks in `csrc/` driven from `bench`, each metric repeated by the `stability`
+//! loop until its CoV is at or below the threshold, reduced by `fit`, turned into the five
+//! Origami parameters and a hardware document by `assemble`, and validated by `check`.
 //!
-//! Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 bad input or usage, 3 unstable
-//! measurement, 4 no GPU / driver / NVRTC.
+//! Exit codes (the table in docs/architecture.md): 0 ok, 1 runtime failure, 2 bad input or
+//! usage, 3 unstable measurement, 4 no GPU / driver / NVRTC.
 
 pub mod assemble;
 pub mod bench;

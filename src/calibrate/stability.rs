@@ -1,8 +1,8 @@
 //! The stability loop: repeat a measurement until it has at least `min_samples` samples and
-//! a coefficient of variation at or below `max_cov`, up to `max_samples` (seed 000 section
-//! 4.2: "Each measurement is repeated 3+ times with CoV stability verification"). Warm-up
-//! samples are taken first and discarded. The sampler is a closure, so tests drive the loop
-//! with a mock and the GPU drivers with real kernels.
+//! a coefficient of variation at or below `max_cov`, up to `max_samples` (the NVIDIA port
+//! report, section 4.2: "Each measurement is repeated 3+ times with CoV stability
+//! verification"). Warm-up samples are taken first and discarded. The sampler is a closure,
+//! so tests drive the loop with a mock and the GPU drivers with real kernels.
 
 use crate::stats::Summary;
 

@@ -29,7 +29,8 @@ pub struct ModelFlags {
     /// Kernel family (only origami has a runner).
     #[arg(long, default_value = "origami")]
     pub family: String,
-    /// Model variant for the pick: origami or seed.
+    /// Model variant for the pick: origami or seed (the NVIDIA port report's model as
+    /// published).
     #[arg(long, default_value = "origami")]
     pub model: String,
     /// Use this GPU's embedded preset for the model's parameters instead of the GPU found.

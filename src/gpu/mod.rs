@@ -1,4 +1,4 @@
-//! The GPU layer: the only place that touches cudarc and NVML (DESIGN.md, "gpu/").
+//! The GPU layer: the only place that touches cudarc and NVML (docs/architecture.md).
 //! Layered like cudarc's own sys / result / safe split: `probe` answers "is it there?"
 //! without side effects, `Gpu` wraps one device's context and stream, `module` turns CUDA
 //! sources into loaded kernels, `nvml` reads clocks.

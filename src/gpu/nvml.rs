@@ -1,7 +1,8 @@
 //! NVML readers (read-only): current and maximum clocks, clock-event ("throttle") reasons,
-//! temperature, power, driver version. NVML is optional: without it the callers record
-//! "no reading". Devices are matched to CUDA ordinals by UUID, since NVML's index order can
-//! differ from CUDA's. Never changes clocks, power limits or modes (DEVICE.md).
+//! temperature, power, driver version. NVML is optional: without it the callers record "no
+//! reading". Devices are matched to CUDA ordinals by UUID, since NVML's index order can
+//! differ from CUDA's. Never changes clocks, power limits or modes (this project reads
+//! clocks and reports them; it never locks them).
 
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::Nvml;

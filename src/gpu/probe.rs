@@ -1,5 +1,6 @@
 //! Probing: which CUDA libraries load, how many GPUs the driver sees, and each device's
-//! properties (`device_props`, tier 1 of the parameter resolution, seed 000 section 4.1).
+//! properties (`device_props`, tier 1 of the parameter resolution, the NVIDIA port report,
+//! section 4.1).
 //!
 //! cudarc loads libcuda, libnvrtc and libcublas at run time and panics when a library is
 //! missing; every entry point of this layer calls [`require`] first, so a missing library

@@ -1,7 +1,7 @@
-//! Tier 1 of the parameter resolution (seed 000 section 4.1, "dynamic derivation"): the
-//! five parameters approximated from the device's properties alone. DRAM bandwidth is the
-//! theoretical 2 x memory clock x bus width; the other rules are stated assumptions, to be
-//! replaced by calibration (tier 2) or an override file (tier 3).
+//! Tier 1 of the parameter resolution (the NVIDIA port report, section 4.1, "dynamic
+//! derivation"): the five parameters approximated from the device's properties alone. DRAM
+//! bandwidth is the theoretical 2 x memory clock x bus width; the other rules are stated
+//! assumptions, to be replaced by calibration (tier 2) or an override file (tier 3).
 
 use serde::{Deserialize, Serialize};
 
@@ -28,11 +28,13 @@ pub struct DeriveRules;
 impl DeriveRules {
     /// L2 bytes per SM clock per SM (one 32-byte sector per clock per SM; assumed).
     pub const L2_BYTES_PER_CLK_PER_SM: f64 = 32.0;
-    /// DRAM saturates at this fraction of the SMs (RTX 4090 in seed 000: 0.0222 x 45 SMs = 1).
+    /// DRAM saturates at this fraction of the SMs (the RTX 4090 of the NVIDIA port report:
+    /// 0.0222 x 45 SMs = 1).
     pub const DRAM_SATURATION_SM_FRACTION: f64 = 0.35;
     /// DRAM latency beyond an L2 hit, cycles (assumed).
     pub const HBM_LATENCY_PENALTY_CYCLES: f64 = 500.0;
-    /// mma.sync m16n8k16 latency, cycles (seed 000's RTX 4090 value, assumed for sm_80+).
+    /// mma.sync m16n8k16 latency, cycles (the NVIDIA port report's RTX 4090 value, assumed
+    /// for sm_80+).
     pub const MMA_LATENCY_CYCLES: f64 = 33.0;
 }
 
@@ -55,7 +57,7 @@ pub fn derive_params(p: &DeviceProps) -> ModelParams {
 }
 
 /// The GPU description of a device (MMA shape and tensor cores per SM are the ISA
-/// constants of seed 000 appendix C.3 for sm_80 and later).
+/// constants of the NVIDIA port report, appendix C.3, for sm_80 and later).
 pub fn describe(p: &DeviceProps) -> GpuDesc {
     GpuDesc {
         name: p.name.clone(),

@@ -4,7 +4,7 @@
 //! they were measured on. Today: the H200 (sm_90) fits of the `origami` and `triton`
 //! families (throughput model; `docs/throughput.md`), applied on compute capability 9.x.
 //! A preset's or `TRITONBLAS_HW_PARAMS`'s constants win over them; `--no-fitted` leaves
-//! them out (the seed 000 model as published).
+//! them out (the model as the NVIDIA port report published it).
 
 use std::collections::BTreeMap;
 

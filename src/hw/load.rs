@@ -1,7 +1,7 @@
 //! Reading and validating hardware documents: a full `HwDoc`, or a flat override object
 //! holding some of the five model parameters (and optionally `constants`), as accepted by
-//! `TRITONBLAS_HW_PARAMS` (seed 000 section 4.1, tier 3). Every failure names the file and
-//! the field.
+//! `TRITONBLAS_HW_PARAMS` (the NVIDIA port report, section 4.1, tier 3). Every failure
+//! names the file and the field.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Hardware parameters and GPU description: the JSON schema, the embedded presets, the
-//! derivation from device properties, the three-tier resolution of seed 000 section 4.1, and
-//! the fitted constants embedded per kernel family and architecture.
+//! derivation from device properties, the three-tier resolution of the NVIDIA port report
+//! (section 4.1), and the fitted constants embedded per kernel family and architecture.
 
 pub mod derive;
 pub mod fitted;

@@ -1,6 +1,6 @@
 //! The hardware documents embedded in the binary (`calibrations/*.json`): tier 2 of the
-//! parameter resolution (seed 000 section 4.1). Each file records whether it was measured
-//! by `origami-calibrate` or estimated from public sources, and which.
+//! parameter resolution (the NVIDIA port report, section 4.1). Each file records whether it
+//! was measured by `origami-calibrate` or estimated from public sources, and which.
 
 use std::path::Path;
 
@@ -83,7 +83,7 @@ mod tests {
     }
 
     #[test]
-    fn rtx4090_matches_seed_appendix_a() {
+    fn rtx4090_matches_port_report_appendix_a() {
         let d = preset("rtx4090").unwrap();
         assert_eq!(d.params.l2_perf_ratio, 1896.0);
         assert_eq!(d.params.dram_perf_ratio, 342.9);

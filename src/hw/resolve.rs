@@ -1,7 +1,8 @@
-//! Three-tier parameter resolution (seed 000 section 4.1), lowest to highest: derived from
-//! the device's properties; the embedded calibration (preset) for this GPU model; the file
-//! named by `TRITONBLAS_HW_PARAMS` (a full document, or a flat override merged over the
-//! lower tiers). Every parameter remembers the tier it came from (`--explain`).
+//! Three-tier parameter resolution (the NVIDIA port report, section 4.1), lowest to
+//! highest: derived from the device's properties; the embedded calibration (preset) for
+//! this GPU model; the file named by `TRITONBLAS_HW_PARAMS` (a full document, or a flat
+//! override merged over the lower tiers). Every parameter remembers the tier it came from
+//! (`--explain`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,7 +13,8 @@ use super::load::{load_file, HwError, HwFile};
 use super::presets::{preset, preset_for_device, UnknownGpu, DEFAULT_PRESET};
 use super::schema::{GpuDesc, ModelParams, ProvenanceKind, PARAM_NAMES};
 
-/// Name of the environment variable holding the override file (as in seed 000).
+/// Name of the environment variable holding the override file (as in the NVIDIA port
+/// report).
 pub const HW_PARAMS_ENV: &str = "TRITONBLAS_HW_PARAMS";
 
 /// Where a parameter's value came from.

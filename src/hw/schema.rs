@@ -1,10 +1,10 @@
 //! The hardware parameter document: one versioned JSON schema shared by
 //! `origami-calibrate` output, the presets in `calibrations/` and `TRITONBLAS_HW_PARAMS`.
 //!
-//! It carries the five Origami model parameters (seed 000 section 4, table "The model
-//! requires 5 hardware-specific parameters"), the GPU description (seed 000 appendix C.3),
-//! optional overrides of the model's empirical constants, every raw measurement with its
-//! statistics, and the provenance of the numbers.
+//! It carries the five Origami model parameters (the NVIDIA port report, section 4, table
+//! "The model requires 5 hardware-specific parameters"), the GPU description (its appendix
+//! C.3), optional overrides of the model's empirical constants, every raw measurement with
+//! its statistics, and the provenance of the numbers.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,8 +14,8 @@ use crate::stats::Summary;
 /// Version of this schema. A document with another version is rejected.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The five parameters of the Origami model. Units as in seed 000: perf ratios are bytes per
-/// SM clock cycle (aggregate bandwidth over the SM clock).
+/// The five parameters of the Origami model. Units as in the NVIDIA port report: perf ratios
+/// are bytes per SM clock cycle (aggregate bandwidth over the SM clock).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelParams {

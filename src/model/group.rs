@@ -1,17 +1,17 @@
-//! Phase 2 of the selection (seed 000 section 2.2): GROUP_SIZE_M from the footprint of
-//! the tiles that run at once. The grouped launch order is Triton's (GROUP_SIZE_M rows of
-//! tiles, M fastest), the order the `triton` and `origami` kernels use. For each candidate
-//! group size the first `active` program ids are mapped to tiles, and
+//! Phase 2 of the selection (the NVIDIA port report, section 2.2): GROUP_SIZE_M from the
+//! footprint of the tiles that run at once. The grouped launch order is Triton's
+//! (GROUP_SIZE_M rows of tiles, M fastest), the order the `triton` and `origami` kernels
+//! use. For each candidate group size the first `active` program ids are mapped to tiles, and
 //! cost = unique tile rows x BLOCK_M + unique tile columns x BLOCK_N.
-//! The minimum wins. On a tie the smallest GROUP_SIZE_M wins (seed 000's rule, which its
-//! published picks follow), or the largest when the calibration constant
+//! The minimum wins. On a tie the smallest GROUP_SIZE_M wins (the NVIDIA port report's
+//! rule, which its published picks follow), or the largest when the calibration constant
 //! `phase2_prefer_larger_group` is 1: ties happen when every candidate covers the same rows
 //! and columns (often the whole grid is resident), and on the H200 Triton measurements the
 //! larger group was faster among tied ones (results/h200/triton/group_ties.txt).
 
 use serde::Serialize;
 
-/// Candidate group sizes (seed 000 section 2.2).
+/// Candidate group sizes (the NVIDIA port report, section 2.2).
 pub const GROUP_SIZES: [u32; 8] = [1, 2, 3, 4, 5, 6, 8, 16];
 
 /// Tile (row, column) of program `pid` in Triton's grouped order.

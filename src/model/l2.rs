@@ -1,9 +1,11 @@
-//! Algorithm 5, L2 hit rate from the super-group of tiles that run at once (seed 000
-//! section 3.3; Origami `estimate_l2_hit`, `compute_l2_hit_rate_global`), in two variants:
+//! Algorithm 5, L2 hit rate from the super-group of tiles that run at once (the NVIDIA port
+//! report, section 3.3; Origami `estimate_l2_hit`, `compute_l2_hit_rate_global`), in two
+//! variants:
 //!
-//! - `seed`: seed 000 as written: the super-group spans GROUP_SIZE_M tile *columns*
-//!   (`l2_tile_n = min(WGM, grid_N)`), and the hit rate is capped at 0.5 when one full pass
-//!   of A and B tiles, (grid_M BM BK + grid_N BK BN) x bytes, exceeds L2.
+//! - `seed`: the NVIDIA port report's model as written: the super-group spans GROUP_SIZE_M
+//!   tile *columns* (`l2_tile_n = min(WGM, grid_N)`), and the hit rate is capped at 0.5
+//!   when one full pass of A and B tiles, (grid_M BM BK + grid_N BK BN) x bytes, exceeds
+//!   L2.
 //! - `origami`: oriented like the kernel's launch order (Triton's grouping: GROUP_SIZE_M
 //!   tile *rows*, M fastest), bounded by the global hit rate of one full pass (0.1 when it
 //!   overflows L2, as gemm.cpp), and a result of exactly 0 becomes the 0.5 floor.
@@ -81,7 +83,8 @@ fn shrink_to_fit(mut tm: u64, mut tn: u64, i: &L2Input) -> (u64, u64) {
     (tm, tn)
 }
 
-/// Seed 000's hit rate (WGM along N, 0.5 cap on overflow).
+/// The `seed` variant's hit rate, the NVIDIA port report's as published (WGM along N, 0.5
+/// cap on overflow).
 #[inline(always)]
 pub fn hit_seed(i: &L2Input, k: &ModelConstants) -> L2Estimate {
     let (tn, tm) = super_group(i.group_m, i.grid_n, i.grid_m, i.active_sms);
@@ -180,7 +183,7 @@ mod tests {
     #[test]
     fn orientation_differs_between_variants() {
         // 16 x 16 tiles, 32 active, group 4: Triton's order covers 4 rows x 8 columns; the
-        // seed's super-group spans 4 columns x 8 rows.
+        // `seed` variant's super-group spans 4 columns x 8 rows.
         let i = L2Input {
             grid_m: 16,
             grid_n: 16,

@@ -1,10 +1,11 @@
-//! Algorithms 3, 4, 7, 8, 9 of the Origami model (seed 000 section 3; tritonBLAS paper
-//! section IV; Origami `gemm.cpp`): compute latency, occupancy, memory latency, work
-//! utilization, tile latency and total latency of one tile configuration, with every
-//! intermediate number kept for `--explain`.
+//! Algorithms 3, 4, 7, 8, 9 of the Origami model (the NVIDIA port report, section 3; the
+//! tritonBLAS paper, section IV; Origami `gemm.cpp`): compute latency, occupancy, memory
+//! latency, work utilization, tile latency and total latency of one tile configuration,
+//! with every intermediate number kept for `--explain`.
 //!
-//! Two variants differ where seed 000 departs from the C++ source:
-//! - `seed`: DRAM traffic (1 - hit) x load; K-padding penalty added once to L_tile.
+//! Two variants differ where the NVIDIA port report departs from the C++ source:
+//! - `seed` (the report's model as published): DRAM traffic (1 - hit) x load; K-padding
+//!   penalty added once to L_tile.
 //! - `origami`: DRAM traffic max((1 - hit) x load, unique footprint of the resident
 //!   tiles); the K-padding penalty inside the epilogue (so it counts twice).
 
@@ -278,7 +279,7 @@ pub fn launch_total(b: &Breakdown, stages: u32, compute_scale: f64, k: &ModelCon
     (b.l_tile + d_steady + d_epilogue) * b.num_waves as f64
 }
 
-/// Default phase-1 GROUP_SIZE_M: ceil(sqrt(SMs)) (seed 000 section 2.2).
+/// Default phase-1 GROUP_SIZE_M: ceil(sqrt(SMs)) (the NVIDIA port report, section 2.2).
 pub fn default_group_m(sm_count: u32) -> u32 {
     (f64::from(sm_count)).sqrt().ceil() as u32
 }

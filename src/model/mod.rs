@@ -1,8 +1,8 @@
-//! The Origami analytical GEMM model (seed 000 Algorithms 3-9; tritonBLAS paper section
-//! IV; the Origami C++ source): problem and config types, kernel families and their
-//! feasibility, the empirical constants, the latency model in its `seed` and `origami`
-//! variants, the SM-throughput model of one launch (occupancy, pipeline, warps), and the
-//! two-phase selection.
+//! The Origami analytical GEMM model (the NVIDIA port report, Algorithms 3-9; the
+//! tritonBLAS paper, section IV; the Origami C++ source): problem and config types, kernel
+//! families and their feasibility, the empirical constants, the latency model in its `seed`
+//! (the NVIDIA port report's model as published) and `origami` variants, the SM-throughput
+//! model of one launch (occupancy, pipeline, warps), and the two-phase selection.
 
 pub mod constants;
 pub mod family;

@@ -1,7 +1,8 @@
-//! Two-phase selection (seed 000 section 2.2): phase 1 scores every tile of a kernel family
-//! with the latency model at the default GROUP_SIZE_M and ranks them; phase 2 picks
-//! GROUP_SIZE_M for the winner. Ranking per variant:
-//! - `seed`: lowest latency; exact ties go to the higher tile arithmetic intensity.
+//! Two-phase selection (the NVIDIA port report, section 2.2): phase 1 scores every tile of
+//! a kernel family with the latency model at the default GROUP_SIZE_M and ranks them;
+//! phase 2 picks GROUP_SIZE_M for the winner. Ranking per variant:
+//! - `seed` (the NVIDIA port report's model as published): lowest latency; exact ties go to
+//!   the higher tile arithmetic intensity.
 //! - `origami`: stable sort by latency; every tile within the tie band (1 %) of the best
 //!   is re-ranked by tile arithmetic intensity (descending), then M > N prefers larger
 //!   BLOCK_M and N > M larger BLOCK_N, then larger BM, BN, BK.

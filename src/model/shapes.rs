@@ -1,5 +1,5 @@
 //! Problem-size lists: CSV files with columns M, N, K and an optional dtype (the format of
-//! shared/data/seed_shapes.csv), shared by `origami-select --shapes` and the bench.
+//! `data/seed_shapes.csv`), shared by `origami-select --shapes` and the bench.
 
 use std::path::Path;
 

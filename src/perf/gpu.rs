@@ -1,7 +1,8 @@
-//! Per-GPU performance descriptions for the perf models: roofline constants (peak math
-//! rate per dtype, DRAM and L2 bandwidth, DRAM latency) and the warp-specialized model's
-//! configuration (seed 001). Files in `calibrations/perf/`, each with its public source,
-//! embedded at build time; another file of the same schema can be loaded by path.
+//! Per-GPU performance descriptions for the perf models: roofline constants (peak math rate
+//! per dtype, DRAM and L2 bandwidth, DRAM latency) and the configuration of
+//! the warp-specialized persistent GEMM model. Files in `calibrations/perf/`, each with its
+//! public source, embedded at build time; another file of the same schema can be loaded by
+//! path.
 
 use std::collections::BTreeMap;
 
@@ -61,7 +62,7 @@ pub struct HardwarePerf {
     pub peak_tflops: BTreeMap<String, f64>,
 }
 
-/// Configuration of the warp-specialized persistent model (seed 001).
+/// Configuration of the warp-specialized persistent GEMM model, as published.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WsConfig {
@@ -78,7 +79,7 @@ pub struct WsConfig {
     pub epilogue_min_cycles: f64,
     /// K extent (in bytes of the operand type) of the first load that the MMA waits for.
     pub first_dma_k_bytes: f64,
-    /// Global L2 hit rate of the seed's knob (used with `L2Mode::HitRate`).
+    /// Global L2 hit rate of the published model's knob (used with `L2Mode::HitRate`).
     pub l2_hit_rate: f64,
     /// Per-CTA MMA M (rows) at which the tensor core reaches its full rate.
     pub mma_full_rate_m: u32,
@@ -263,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn seed001_dram_bandwidth() {
+    fn ws_model_dram_bandwidth() {
         let g = GpuPerf::by_name("b200").unwrap();
         assert_eq!(g.ws.dram_bytes_per_s(), 8.192e12);
     }

@@ -6,9 +6,10 @@
 //! previous wave's panels fit in the resident share of L2. Every CTA still reads its
 //! panels from L2 (once per cluster, thanks to TMA multicast).
 //!
-//! This follows the Origami L2 model (seed 000 section 3.3, Algorithm 5: count the unique
-//! A rows and B columns of the concurrently resident tiles under the swizzle) and fills
-//! the gap seed 001 names (no rasterization, a global hit-rate knob instead).
+//! This follows the Origami L2 model (the NVIDIA port report, section 3.3, Algorithm 5:
+//! count the unique A rows and B columns of the concurrently resident tiles under the
+//! swizzle) and fills the gap the warp-specialized persistent GEMM model names (no
+//! rasterization, a global hit-rate knob instead).
 
 use serde::Serialize;
 
@@ -16,7 +17,8 @@ use super::problem::Pair;
 
 /// Share of L2 that panels of the previous wave may occupy and still be found there: the
 /// rest holds the output tiles being written and other traffic. An assumption, not a
-/// measurement (seed 000 caps its hit rate at 0.5 when the working set overflows).
+/// measurement (the NVIDIA port report caps its hit rate at 0.5 when the working set
+/// overflows).
 pub const L2_RESIDENT_FRACTION: f64 = 0.5;
 
 /// Order in which cluster tiles are handed to SMs.

@@ -2,9 +2,10 @@
 //! persistent GEMM model with an L2 reuse model, and the roofline trace; `cli` and `run`
 //! hold the flag rules and the jobs of `origami-predict`.
 //!
-//! Sources: seed 001 (SOL and WSPersistentGEMM models, s-curve plots) and seed 002
-//! (first-principles roofline tracing, B200 constants, NVFP4 grouped GEMM). Per-GPU
-//! constants live in `calibrations/perf/*.json`, embedded at build time.
+//! Sources: the warp-specialized persistent GEMM model (SOL and WSPersistentGEMM models,
+//! s-curve plots) and the NVFP4 group-GEMM roofline trace (first-principles roofline
+//! tracing, B200 constants, NVFP4 grouped GEMM). Per-GPU constants live in
+//! `calibrations/perf/*.json`, embedded at build time.
 
 pub mod cli;
 pub mod gpu;

@@ -1,6 +1,7 @@
-//! S-curve plot of seed 001: the ratio predicted / measured of every row, sorted, with
-//! the 1.0 line and the +-10 % band; points coloured by input dtype. PNG through
-//! plotters with an embedded font (DejaVu Sans, assets/fonts, Bitstream Vera license).
+//! S-curve plot of the warp-specialized persistent GEMM model: the ratio predicted /
+//! measured of every row, sorted, with the 1.0 line and the +-10 % band; points coloured by
+//! input dtype. PNG through plotters with an embedded font (DejaVu Sans, assets/fonts,
+//! Bitstream Vera license).
 
 use std::path::Path;
 use std::sync::Once;

@@ -1,6 +1,6 @@
 //! A GEMM problem C[M,N] = A[M,K] x B[K,N] and the bytes each operand occupies in DRAM:
 //! element data, block-scale factors (one fp8 scale per 16 elements for NVFP4, one e8m0
-//! per 32 for MXFP8/MXFP4) and the output (seed 002 section 2.1).
+//! per 32 for MXFP8/MXFP4) and the output (the NVFP4 group-GEMM roofline trace, section 2.1).
 
 use std::fmt;
 use std::str::FromStr;
@@ -39,8 +39,9 @@ impl OutDtype {
         }
     }
 
-    /// The usual output of a GEMM on this operand type: fp32 for fp32/tf32, int32 for
-    /// int8, bf16 for bf16, fp16 otherwise (seed 002 writes NVFP4 results as fp16).
+    /// The usual output of a GEMM on this operand type: fp32 for fp32/tf32, int32 for int8,
+    /// bf16 for bf16, fp16 otherwise (the NVFP4 group-GEMM roofline trace writes NVFP4
+    /// results as fp16).
     pub fn default_for(dtype: Dtype) -> OutDtype {
         match dtype {
             Dtype::Fp32 | Dtype::Tf32 => OutDtype::Fp32,
@@ -218,8 +219,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed002_problem1_group_m128_bytes() {
-        // seed 002 section 3.1, step 2
+    fn roofline_trace_problem1_group_m128_bytes() {
+        // the NVFP4 group-GEMM roofline trace, section 3.1, step 2
         let p = Problem::new(128, 4096, 7168, Dtype::Nvfp4).unwrap();
         let b = p.bytes();
         assert_eq!(b.a, 458_752.0);

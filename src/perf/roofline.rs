@@ -1,8 +1,8 @@
-//! Roofline trace of seed 002: FLOPs, bytes per tensor (A, B, scale factors, C),
-//! arithmetic intensity against the crossover intensity (peak rate / DRAM bandwidth),
-//! the bound, the latency-vs-bandwidth regime (working set against DRAM bandwidth x
-//! latency), per group and in total for a grouped GEMM run group after group, and the
-//! variant where the groups share B (and its scales) through L2.
+//! Roofline trace, the method of the NVFP4 group-GEMM roofline trace: FLOPs, bytes per
+//! tensor (A, B, scale factors, C), arithmetic intensity against the crossover intensity
+//! (peak rate / DRAM bandwidth), the bound, the latency-vs-bandwidth regime (working set
+//! against DRAM bandwidth x latency), per group and in total for a grouped GEMM run group
+//! after group, and the variant where the groups share B (and its scales) through L2.
 
 use serde::Serialize;
 
@@ -197,7 +197,7 @@ pub fn commas(x: f64) -> String {
 }
 
 impl Roofline {
-    /// The seed-002-style trace for people.
+    /// The trace for people, laid out like the NVFP4 group-GEMM roofline trace.
     pub fn text(&self) -> String {
         let mut s = String::new();
         s += &format!(
@@ -310,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn seed002_problem1_group_m128() {
+    fn roofline_trace_problem1_group_m128() {
         let g = GpuPerf::by_name("b200").unwrap();
         let r = roofline(&g, &opts(vec![128], 4096, 7168, Some(8000.0))).unwrap();
         assert_eq!(r.total.bytes, 18_079_744.0);
@@ -318,13 +318,13 @@ mod tests {
         assert_eq!(format!("{:.1}", r.crossover_intensity), "962.8");
         assert_eq!(r.total.bound, "memory");
         assert_eq!(format!("{:.2}", r.total.dram_us), "2.26");
-        // seed 002 section 7.2: 8 TB/s x 280 ns = 2.24 MB
+        // the NVFP4 group-GEMM roofline trace, section 7.2: 8 TB/s x 280 ns = 2.24 MB
         assert_eq!(r.latency_bandwidth_bytes.round(), 2_240_000.0);
         assert_eq!(r.total.regime, "bandwidth");
     }
 
     #[test]
-    fn seed002_problem2_and_3_bytes() {
+    fn roofline_trace_problem2_and_3_bytes() {
         let g = GpuPerf::by_name("b200").unwrap();
         let r = roofline(&g, &opts(vec![128], 7168, 2048, None)).unwrap();
         assert_eq!(r.total.bytes, 10_240_000.0);

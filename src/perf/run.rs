@@ -146,7 +146,10 @@ pub fn model_gpu(
         (_, Some(f)) => GpuPerf::from_file(f),
         (Some(name), None) => GpuPerf::by_name(name),
         (None, None) => {
-            let _ = writeln!(diag, "note: no --gpu given, using b200 (the seeds' GPU)");
+            let _ = writeln!(
+                diag,
+                "note: no --gpu given, using b200 (the GPU of the published perf models)"
+            );
             GpuPerf::by_name("b200")
         }
     }

@@ -1,6 +1,7 @@
-//! Speed-of-light (SOL) model of seed 001: runtime = max(math, DRAM), where math is
-//! 2MNK over the peak rate of the operand type and DRAM is every byte (A, B, scale
-//! factors, C, each once) over the DRAM bandwidth. Grouped GEMM: per group and summed.
+//! Speed-of-light (SOL) model, as in the warp-specialized persistent GEMM model: runtime =
+//! max(math, DRAM), where math is 2MNK over the peak rate of the operand type and DRAM is
+//! every byte (A, B, scale factors, C, each once) over the DRAM bandwidth. Grouped GEMM:
+//! per group and summed.
 
 use serde::Serialize;
 
@@ -47,7 +48,7 @@ pub fn sol(p: &Problem, gpu: &GpuPerf) -> Result<Sol, PerfError> {
 }
 
 /// SOL of a grouped GEMM run group after group: the max of summed math and summed DRAM
-/// time (seed 002 section 3).
+/// time (the NVFP4 group-GEMM roofline trace, section 3).
 pub fn sol_grouped(groups: &[Sol]) -> Sol {
     let math: f64 = groups.iter().map(|s| s.math_us).sum();
     let dram: f64 = groups.iter().map(|s| s.dram_us).sum();
@@ -60,12 +61,13 @@ mod tests {
     use crate::dtype::Dtype;
 
     #[test]
-    fn seed002_group_memory_time_at_8_tbps() {
-        // seed 002 section 3.1 step 5: 18,079,744 B / 8 TB/s = 2.26 us
+    fn roofline_trace_group_memory_time_at_8_tbps() {
+        // the NVFP4 group-GEMM roofline trace, section 3.1 step 5: 18,079,744 B / 8 TB/s =
+        // 2.26 us
         let p = Problem::new(128, 4096, 7168, Dtype::Nvfp4).unwrap();
         let s = sol_with(&p, 7702.5e12, 8e12);
         assert!((s.dram_us - 2.259968).abs() < 1e-9, "{}", s.dram_us);
-        // seed 002 prints 0.000976 us: a unit slip (7.52e9 / 7702.5e12 s = 0.976 us)
+        // the trace prints 0.000976 us: a unit slip (7.52e9 / 7702.5e12 s = 0.976 us)
         assert!((s.math_us - 0.975812).abs() < 1e-6, "{}", s.math_us);
         assert_eq!(s.bound, "dram");
     }

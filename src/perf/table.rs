@@ -1,8 +1,8 @@
-//! Runs the SOL or warp-specialized model over a CSV of GEMMs (seed 001's
-//! `predict_gemm.py`): one prediction row per input row with its breakdown and, where a
-//! measured time is given, the ratio predicted / measured (seed 001's RATIO: measured
-//! throughput over predicted throughput, above 1 when the model is pessimistic) and
-//! its distribution (median, spread, share within 10 %).
+//! Runs the SOL or warp-specialized model over a CSV of GEMMs (the warp-specialized
+//! persistent GEMM model's `predict_gemm.py`): one prediction row per input row with its
+//! breakdown and, where a measured time is given, the ratio predicted / measured (that
+//! model's RATIO: measured throughput over predicted throughput, above 1 when the model is
+//! pessimistic) and its distribution (median, spread, share within 10 %).
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Warp-specialized persistent GEMM model (seed 001, "WSPersistentGEMM"): the kernel is a
+//! The warp-specialized persistent GEMM model (its "WSPersistentGEMM"): the kernel is a
 //! prologue (setup overhead, then the first load the MMA waits for) followed by waves of
 //! output tiles, one tile per SM per wave, in which the DMA (TMA loads), MATH (MMA) and
 //! EPILOG (constant plus the output write) warps overlap; a wave costs the largest of the
@@ -7,11 +7,11 @@
 //! runtime = overhead + first DMA + sum over waves of max(DMA, MATH, EPILOG)
 //!           + EPILOG of the last wave.
 //!
-//! DMA bytes per tile include block-scale factors and are divided by the cluster
-//! multicast (A by cluster n, B by cluster m). The last wave may be partial (wave
-//! quantization). A 2-CTA MMA pair counts as 2x the per-CTA M for the tensor core's
-//! full-rate condition. L2: none (the seed's printed model), the seed's global hit-rate
-//! knob, or the rasterization reuse model of `l2.rs`.
+//! DMA bytes per tile include block-scale factors and are divided by the cluster multicast
+//! (A by cluster n, B by cluster m). The last wave may be partial (wave quantization). A
+//! 2-CTA MMA pair counts as 2x the per-CTA M for the tensor core's full-rate condition. L2:
+//! none (the published model as printed), its global hit-rate knob, or the rasterization
+//! reuse model of `l2.rs`.
 
 use serde::Serialize;
 
@@ -23,9 +23,9 @@ use super::PerfError;
 /// How the model treats L2.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum L2Mode {
-    /// Every load goes to DRAM (seed 001 as printed).
+    /// Every load goes to DRAM (the warp-specialized persistent GEMM model as printed).
     None,
-    /// A global hit rate applied to every load (seed 001's knob).
+    /// A global hit rate applied to every load (the published model's knob).
     HitRate(f64),
     /// Reuse from rasterization and resident tiles; `None` picks the better order.
     Raster { order: Option<Raster>, swizzle: u64 },
@@ -178,7 +178,7 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
             }
         }
         _ => {
-            // Seed 001: every wave holds `concurrent_tiles` tiles but the last.
+            // As published: every wave holds `concurrent_tiles` tiles but the last.
             let mut v = Vec::new();
             let mut left = tiles;
             while left > 0 {
@@ -291,7 +291,8 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
 }
 
 impl WsBreakdown {
-    /// The breakdown in seed 001's printed layout.
+    /// The breakdown in the warp-specialized persistent GEMM model's printed layout (the
+    /// name `seed_text` is kept for callers).
     pub fn seed_text(&self, p: &Problem, o: &WsOptions, measured_us: Option<f64>) -> String {
         let mut s = String::new();
         s += &format!("MNK {} {} {}\n", p.m, p.n, p.k);
