@@ -141,45 +141,55 @@ pub trait KernelFamily: Sync {
         None
     }
 
-    /// Every config with its feasibility, GROUP_SIZE_M left at 1 (phase 2 sets it).
-    fn candidates(&self, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
-        let mut out = Vec::new();
+    /// Every config of the space: tiles x launches, GROUP_SIZE_M 1 (phase 2 sets it; it is
+    /// a run-time argument of the kernels), in the order the selector enumerates them.
+    fn configs(&self) -> Vec<Config> {
+        let launches = self.launches();
+        let mut v = Vec::new();
         for (bm, bn, bk) in self.tiles() {
-            for (w, s) in self.launches() {
-                let config = Config {
+            for &(w, s) in &launches {
+                v.push(Config {
                     block_m: bm,
                     block_n: bn,
                     block_k: bk,
                     group_m: 1,
                     num_warps: w,
                     num_stages: s,
-                };
-                let smem = self
-                    .compiled_smem_bytes(&config, dtype, gpu)
-                    .unwrap_or_else(|| self.smem_bytes(&config, dtype));
-                let registers = self.registers(&config, dtype, gpu);
-                let rejected = if smem > gpu.smem_per_block_optin_bytes {
-                    Some(smem_over_limit(smem, gpu.smem_per_block_optin_bytes))
-                } else if let Some(why) = self.invalid_reason(&config, dtype, gpu) {
-                    Some(why)
-                } else {
-                    match registers {
-                        Some(r) if r > gpu.max_registers_per_thread => Some(format!(
-                            "spills: {r} registers/thread > {}",
-                            gpu.max_registers_per_thread
-                        )),
-                        _ => None,
-                    }
-                };
-                out.push(Candidate {
-                    config,
-                    smem_bytes: smem,
-                    registers,
-                    rejected,
                 });
             }
         }
-        out
+        v
+    }
+
+    /// Every config with its feasibility, GROUP_SIZE_M left at 1 (phase 2 sets it).
+    fn candidates(&self, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
+        let limit = gpu.smem_per_block_optin_bytes;
+        let candidate = |config: Config| {
+            let smem = self
+                .compiled_smem_bytes(&config, dtype, gpu)
+                .unwrap_or_else(|| self.smem_bytes(&config, dtype));
+            let registers = self.registers(&config, dtype, gpu);
+            let rejected = if smem > limit {
+                Some(smem_over_limit(smem, limit))
+            } else if let Some(why) = self.invalid_reason(&config, dtype, gpu) {
+                Some(why)
+            } else {
+                match registers {
+                    Some(r) if r > gpu.max_registers_per_thread => Some(format!(
+                        "spills: {r} registers/thread > {}",
+                        gpu.max_registers_per_thread
+                    )),
+                    _ => None,
+                }
+            };
+            Candidate {
+                config,
+                smem_bytes: smem,
+                registers,
+                rejected,
+            }
+        };
+        self.configs().into_iter().map(candidate).collect()
     }
 }
 

@@ -65,21 +65,7 @@ pub fn launches() -> Vec<(u32, u32)> {
 /// Every config of the space (tiles x launches, GROUP_SIZE_M 1: it is a run-time
 /// argument), in the order the selector enumerates them.
 pub fn config_space() -> Vec<Config> {
-    let launches = launches();
-    let mut v = Vec::new();
-    for (bm, bn, bk) in tiles() {
-        for &(w, s) in &launches {
-            v.push(Config {
-                block_m: bm,
-                block_n: bn,
-                block_k: bk,
-                group_m: 1,
-                num_warps: w,
-                num_stages: s,
-            });
-        }
-    }
-    v
+    OrigamiFamily.configs()
 }
 
 /// Warp grid (WARPS_M, WARPS_N): 4 warps are 2 x 2; 8 warps are 4 x 2 when BLOCK_M >=
