@@ -8,15 +8,14 @@ rows of the fit set are used. Prints a flat TRITONBLAS_HW_PARAMS object on stdou
 
     python3 scripts/throughput_start.py results/h200/bench/configs.csv seed_shapes > start.json
 
-The GPU's numbers come from the binaries, not from this file:
-  * `origami-select M N K --gpu GPU --family origami --format json`: SM count, the L2 and
-    DRAM rates and the DRAM coefficient (`params`), as the model resolves them;
-  * the GPU description its preset embeds (`calibrations/GPU.json`, or `--hw FILE`, e.g.
-    a calibration of the device): shared memory, registers and L2 size, which that json
-    does not print.
-The constant names are the Rust model's: the result is read back through
-`origami-select --format json` (an unknown name stops it), and the result is scored by
-`origami-bench refit --rounds 0` (the Rust model itself) on the fit set and the other sets.
+The GPU's numbers and the constant names come from the binaries, not from this file:
+`origami-select --describe --gpu GPU --family origami --format json` gives the GPU
+description (SMs, L2 size, shared memory, registers), the L2 and DRAM rates and the DRAM
+coefficient as the model resolves them (`--hw FILE` is applied as TRITONBLAS_HW_PARAMS, e.g.
+a calibration of the device), and the table of model constants, which every name this fit
+writes must be in. The result is read back through `origami-select --format json` and
+scored by `origami-bench refit --rounds 0` (the Rust model itself) on the fit set and the
+other sets.
 
 Why a copy of the model's formula remains here: Nelder-Mead evaluates it ~10^4 times over
 thousands of configs; through the binary that is one process per shape and evaluation
@@ -90,29 +89,38 @@ def selection_json(select, gpu, shape, override=None):
                                     "--format", "json"], env))
 
 
-def hardware(select, gpu, shape, hw_file):
-    """The GPU's numbers: the model's resolved ones from origami-select, the description's
-    limits from the preset file (or --hw)."""
-    j = selection_json(select, gpu, shape)
-    desc_path = hw_file or os.path.join(ROOT, "calibrations", f"{gpu}.json")
-    with open(desc_path) as f:
-        desc = json.load(f)["gpu"]
-    sms = j["gpu"]["sm_count"]
-    if desc["sm_count"] != sms:
-        sys.exit(f"{desc_path}: {desc['sm_count']} SMs, origami-select --gpu {gpu}: {sms}")
+def describe(select, gpu, hw_file):
+    """`origami-select --describe --format json`: the GPU description, the parameters and
+    every model constant as the model resolves them (`hw_file` as TRITONBLAS_HW_PARAMS)."""
+    env = dict(os.environ, ORIGAMI_NO_GPU="1")
+    env.pop("TRITONBLAS_HW_PARAMS", None)
+    if hw_file:
+        env["TRITONBLAS_HW_PARAMS"] = hw_file
+    return json.loads(run(select + ["--describe", "--gpu", gpu, "--family", "origami",
+                                    "--format", "json"], env))
+
+
+def hardware(select, gpu, hw_file):
+    """The GPU's numbers, all from origami-select --describe."""
+    j = describe(select, gpu, hw_file)
+    desc = j["gpu"]
+    known = {c["name"] for c in j["constants"]}
+    unknown = [n for n, _ in FITTED if n not in known and n != "l2_bytes_per_cycle_per_sm"]
+    if unknown:
+        sys.exit(f"not constants of the model: {', '.join(unknown)}")
     warps, blocks = MAX_WARPS_BLOCKS.get(tuple(desc["compute_capability"]),
                                          (48, 32) if desc["compute_capability"][0] == 12
                                          else (64, 32))
     p = {name: v["value"] for name, v in j["params"].items()}
     return {
-        "sms": sms,
+        "sms": desc["sm_count"],
         "l2_rate": p["l2_perf_ratio"], "dram_rate": p["dram_perf_ratio"],
         "dram_coeff": p["dram_bw_coeff"],
         "l2_bytes": desc["l2_bytes"],
         "smem_per_sm": desc["smem_per_block_optin_bytes"] + RESERVED_SMEM_PER_BLOCK,
         "registers_per_sm": desc["registers_per_sm"],
         "max_warps": warps, "max_blocks": blocks,
-        "source": j["gpu"]["source"],
+        "source": j["gpu_source"],
     }
 
 
@@ -224,7 +232,7 @@ def main():
     ap.add_argument("configs", help="configs.csv of an origami-bench sweep (origami family)")
     ap.add_argument("fit_set", help="the set (shape-list stem) to fit on, e.g. seed_shapes")
     ap.add_argument("--gpu", default="h200", help="preset the sweep ran on (default h200)")
-    ap.add_argument("--hw", help="GPU description (a calibration file) instead of the preset's")
+    ap.add_argument("--hw", help="a calibration file (as TRITONBLAS_HW_PARAMS) over the preset")
     ap.add_argument("--select", help="origami-select binary (default: target/release, "
                     "else cargo run --release)")
     ap.add_argument("--bench", help="origami-bench binary (same default)")
@@ -236,9 +244,8 @@ def main():
         sys.exit(f"no passed fp16 rows of set {a.fit_set} in {a.configs}")
     select = binary("origami-select", a.select)
     shape = rows.iloc[0][["m", "n", "k"]]
-    hw = hardware(select, a.gpu, shape, a.hw)
-    print(f"GPU numbers: {hw['source']} via origami-select; limits from "
-          f"{a.hw or 'its preset file'}", file=sys.stderr)
+    hw = hardware(select, a.gpu, a.hw)
+    print(f"GPU numbers: {hw['source']} via origami-select --describe", file=sys.stderr)
     grids = warp_grids(binary("origami-bench", a.bench))
     result = fit(rows, hw, grids)
     check_with_binaries(result, a, select, shape)

@@ -184,6 +184,16 @@ fn select_cases() -> Vec<Case> {
             }
         }
     }
+    // What the model would use, with no shape.
+    for gpu in ["h200", "a100"] {
+        for fam in FAMILIES {
+            for fmt in ["text", "json"] {
+                let a = ["--describe", "--gpu", gpu, "--family", fam, "--format", fmt];
+                let name = format!("select/describe/{gpu}/{fam}/{fmt}");
+                v.push(Case::new(name, "origami-select", &a));
+            }
+        }
+    }
     // Bad inputs: exit codes and messages.
     let bad: [&[&str]; 9] = [
         &["0", "4096", "4096"],

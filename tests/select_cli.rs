@@ -336,3 +336,76 @@ fn bad_shape_files() {
         &["nvfp4", "not supported"],
     );
 }
+
+#[test]
+fn describe_lists_the_gpu_parameters_and_every_constant() {
+    let out = cmd()
+        .args([
+            "--describe",
+            "--gpu",
+            "h200",
+            "--family",
+            "origami",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["gpu"]["sm_count"], 132);
+    assert_eq!(j["family"], "origami");
+    assert_eq!(j["params"]["mma_latency"]["tier"], "preset");
+    let constants = j["constants"].as_array().unwrap();
+    assert_eq!(
+        constants.len(),
+        origami::model::constants::CONSTANT_NAMES.len()
+    );
+    // The fitted tier of the origami family on Hopper turns the throughput model on.
+    let tm = constants
+        .iter()
+        .find(|c| c["name"] == "throughput_model")
+        .unwrap();
+    assert_eq!(
+        (tm["value"].as_f64(), tm["tier"].as_str()),
+        (Some(1.0), Some("fitted"))
+    );
+    // With --no-fitted every constant is the table's default.
+    let out = cmd()
+        .args([
+            "--describe",
+            "--gpu",
+            "h200",
+            "--no-fitted",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["constants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["tier"] == "default" && c["value"] == c["default"]));
+    let text = cmd()
+        .args(["--describe", "--gpu", "a100"])
+        .output()
+        .unwrap();
+    assert_eq!(text.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("tp_time_scale"));
+}
+
+#[test]
+fn describe_refuses_shapes_and_other_formats() {
+    fails_with(
+        &["--describe", "--format", "csv"],
+        None,
+        &["--describe", "text or json"],
+    );
+    let out = cmd()
+        .args(["--describe", "4096", "4096", "4096"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -17,7 +17,8 @@ const EXAMPLES: &str = "Examples:
   origami-select 4096 4096 4096
   origami-select 8192 8192 8192 --gpu h100-sxm --explain
   origami-select --shapes shapes.csv --format csv
-  TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton";
+  TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton
+  origami-select --describe --gpu h200 --family origami --format json";
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 enum Format {
@@ -85,6 +86,11 @@ struct Args {
     /// Batch mode: a CSV with columns M,N,K and an optional dtype; one output row per shape.
     #[arg(long, value_name = "FILE.csv")]
     shapes: Option<PathBuf>,
+    /// Print what the model would use, with no shape: the GPU description, the hardware
+    /// parameters and every model constant (group, unit, default, range, value in force and
+    /// its tier). Text or json.
+    #[arg(long, conflicts_with_all = ["m", "shapes", "all", "explain"])]
+    describe: bool,
 }
 
 impl Format {
@@ -104,6 +110,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Failure> {
+    if args.describe {
+        return describe(&args);
+    }
     let request = PickRequest {
         sizes: [args.m, args.n, args.k],
         shapes: args.shapes,
@@ -129,4 +138,36 @@ fn run(args: Args) -> Result<(), Failure> {
         &mut std::io::stderr(),
     )?;
     Ok(())
+}
+
+/// `--describe`: the setup of the model, no shape.
+fn describe(args: &Args) -> Result<(), Failure> {
+    use origami::report::describe::{describe_json, describe_text, Description};
+    use origami::setup::{setup_announcing, SetupRequest};
+    use std::io::Write;
+    let device = if args.gpu.is_none() {
+        detect_device()
+    } else {
+        None
+    };
+    let req = SetupRequest::from_env(
+        device,
+        args.gpu.clone(),
+        &args.family,
+        &args.model,
+        args.no_fitted,
+    );
+    let s = setup_announcing(&req, |notice| eprintln!("origami-select: {notice}"))?;
+    let d = Description::of(&s);
+    let text = match args.format {
+        Format::Text => describe_text(&d),
+        Format::Json => format!("{:#}\n", describe_json(&d)),
+        Format::Csv | Format::Triton => {
+            return Err(Failure::bad("--describe: prints text or json"))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failure::output)
 }

@@ -2,6 +2,7 @@
 //! says more).
 
 pub mod bench;
+pub mod describe;
 pub mod font;
 pub mod plots;
 pub mod progress;
