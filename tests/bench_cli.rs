@@ -5,9 +5,9 @@
 use assert_cmd::Command;
 use origami::dtype::Dtype;
 use origami::gemm::sweep::{shape_row, ConfigRow, Planned};
+use origami::gemm::sweep_files as files;
 use origami::model::problem::parse_config;
 use origami::model::Problem;
-use origami::report::bench as out;
 
 fn cmd() -> Command {
     let mut c = Command::cargo_bin("origami-bench").unwrap();
@@ -125,8 +125,8 @@ fn fixture(dir: &std::path::Path) {
         shapes.push(shape_row(set, "", &p, &rows, Some((0.005, 0.01))));
         configs.extend(rows);
     }
-    out::write_csv(&dir.join(out::CONFIGS_CSV), &configs).unwrap();
-    out::write_csv(&dir.join(out::SHAPES_CSV), &shapes).unwrap();
+    files::write_csv(&dir.join(files::CONFIGS_CSV), &configs).unwrap();
+    files::write_csv(&dir.join(files::SHAPES_CSV), &shapes).unwrap();
 }
 
 #[test]
@@ -141,7 +141,8 @@ fn report_and_refit_work_without_a_gpu() {
         .unwrap();
     assert!(o.status.success(), "{o:?}");
     let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join(out::SUMMARY_JSON)).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(d.join(files::SUMMARY_JSON)).unwrap())
+            .unwrap();
     for k in [
         "abf_median",
         "abf_min",
@@ -152,7 +153,7 @@ fn report_and_refit_work_without_a_gpu() {
     ] {
         assert!(j.get(k).is_some(), "{k}");
     }
-    assert!(d.join(out::PLOT_ABF).exists() && d.join(out::PLOT_PRED_VS_MEAS).exists());
+    assert!(d.join(files::PLOT_ABF).exists() && d.join(files::PLOT_PRED_VS_MEAS).exists());
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("A/BF median"), "{stdout}");
 

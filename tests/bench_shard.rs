@@ -12,9 +12,9 @@ use origami::exit::Exit;
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::mock::MockBench;
+use origami::gemm::sweep_files::{self as files, summarize_folder};
 use origami::gemm::sweep_meta::{Shard, SweepMeta, PER_RUN_META_KEYS};
 use origami::gemm::sweep_run::{read_shape_lists, run_sweep, Quiet, SweepFolder, SweepRequest};
-use origami::report::bench as out;
 use origami::setup::{setup, SetupRequest};
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -72,7 +72,7 @@ fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami:
     let folder = SweepFolder::open(dir, s.shard, &Quiet)?;
     let mut bench = MockBench::new(Dtype::Fp16);
     let meta = run_sweep(&mut bench, &setup, &sel, &req, folder, &Quiet)?;
-    out::write_report(dir, true, Some(meta.to_value()))?;
+    summarize_folder(dir, Some(meta.to_value()))?;
     Ok(meta)
 }
 
@@ -99,7 +99,7 @@ fn read(p: &Path) -> String {
 /// `summary.json` without the per-run meta keys.
 fn summary_outside_run_keys(dir: &Path) -> serde_json::Value {
     let mut v: serde_json::Value =
-        serde_json::from_str(&read(&dir.join(out::SUMMARY_JSON))).unwrap();
+        serde_json::from_str(&read(&dir.join(files::SUMMARY_JSON))).unwrap();
     let meta = v["meta"].as_object_mut().unwrap();
     for k in PER_RUN_META_KEYS {
         meta.remove(k);
@@ -108,7 +108,7 @@ fn summary_outside_run_keys(dir: &Path) -> serde_json::Value {
 }
 
 fn assert_same_sweep(merged: &Path, one: &Path) {
-    for f in [out::CONFIGS_CSV, out::SHAPES_CSV] {
+    for f in [files::CONFIGS_CSV, files::SHAPES_CSV] {
         assert!(
             read(&merged.join(f)) == read(&one.join(f)),
             "{f} differs between {} and {}",
@@ -133,7 +133,7 @@ fn merge(
         allow_partial,
         command: "mock merge".into(),
     })?;
-    out::write_report(dest, true, Some(o.meta.to_value()))?;
+    summarize_folder(dest, Some(o.meta.to_value()))?;
     Ok(o.meta)
 }
 
@@ -145,10 +145,10 @@ fn shards_merge_into_the_unsharded_sweep() {
     let meta = sweep(&one, &lists, &plain(24)).unwrap();
     assert_eq!(meta.plan.total_shapes(), 9);
     // The mock's failures are in the fixture: both paths are merged too.
-    let configs = read(&one.join(out::CONFIGS_CSV));
+    let configs = read(&one.join(files::CONFIGS_CSV));
     assert!(configs.contains("not compiled") && configs.contains("verification failed"));
     assert_eq!(
-        out::read_csv::<origami::gemm::sweep::ShapeRow>(&one.join(out::SHAPES_CSV))
+        files::read_csv::<origami::gemm::sweep::ShapeRow>(&one.join(files::SHAPES_CSV))
             .unwrap()
             .len(),
         9

@@ -16,10 +16,11 @@ use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::refit::refit;
 use origami::gemm::run::{problem_of, run_configs, RunChoice};
+use origami::gemm::sweep_files::summarize_folder;
 use origami::gemm::sweep_run::{run_sweep, SweepFolder};
 use origami::gpu::Gpu;
 use origami::report::{
-    bench as out, progress::ConsoleProgress, refit as refit_out, run as run_out,
+    bench as out, plots::sweep_plots, progress::ConsoleProgress, refit as refit_out, run as run_out,
 };
 use origami::setup::override_file_from_env;
 
@@ -201,10 +202,14 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Failure> {
     report(&a.out, a.no_plots, Some(o.meta.to_value()))
 }
 
-/// summary.json and the plots of a sweep folder; the tables on stdout.
+/// summary.json (and shapes.csv derived again), then the plots of a sweep folder; the
+/// tables on stdout.
 fn report(dir: &Path, no_plots: bool, meta: Option<serde_json::Value>) -> Result<(), Failure> {
-    let shapes = out::write_report(dir, no_plots, meta)?;
-    print!("{}", out::report_text(&shapes));
+    let rows = summarize_folder(dir, meta)?;
+    if !no_plots {
+        sweep_plots(dir, &rows)?;
+    }
+    print!("{}", out::report_text(&rows.shapes));
     Ok(())
 }
 

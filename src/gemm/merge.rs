@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::exit::Failure;
-use crate::report::bench as out;
 
 use super::sweep::{rows_by_shape, ConfigRow, ShapeRow};
+use super::sweep_files as files;
 use super::sweep_meta::{list_digest, RunRecord, Shard, ShardRun, SweepMeta};
 
 /// What to merge.
@@ -65,7 +65,7 @@ struct ShardFolder {
 }
 
 fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
-    let path = dir.join(out::SUMMARY_JSON);
+    let path = dir.join(files::SUMMARY_JSON);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         Failure::bad(format!(
             "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep --shard I/N`)",
@@ -94,9 +94,10 @@ fn read_shard(dir: &Path) -> Result<ShardFolder, Failure> {
             dir.display()
         ))
     })?;
-    let shapes: Vec<ShapeRow> = out::read_csv(&dir.join(out::SHAPES_CSV)).map_err(Failure::bad)?;
+    let shapes: Vec<ShapeRow> =
+        files::read_csv(&dir.join(files::SHAPES_CSV)).map_err(Failure::bad)?;
     let configs: Vec<ConfigRow> =
-        out::read_csv(&dir.join(out::CONFIGS_CSV)).map_err(Failure::bad)?;
+        files::read_csv(&dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
     let (configs, _trailing) = rows_by_shape(configs, &shapes)
         .map_err(|e| Failure::bad(format!("{}: {e}", dir.display())))?;
     Ok(ShardFolder {
@@ -166,7 +167,8 @@ fn merged_run(shards: &[ShardFolder], shapes_left: usize, command: String) -> Ru
 }
 
 /// Merge shard folders into `req.dest` (`configs.csv` and `shapes.csv`; the caller
-/// writes `summary.json` and the plots with the returned meta through the report).
+/// writes `summary.json` with the returned meta, [`super::sweep_files::summarize_folder`],
+/// and draws the plots).
 pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
     if req.dirs.is_empty() {
         return Err(Failure::bad("give the shard folders to merge"));
@@ -220,7 +222,7 @@ pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
             why.join(", ")
         )));
     }
-    if std::fs::metadata(req.dest.join(out::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
+    if std::fs::metadata(req.dest.join(files::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
         return Err(Failure::bad(format!(
             "--out {}: already holds a sweep (merge into a new folder)",
             req.dest.display()
@@ -247,10 +249,10 @@ pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
     let shapes: Vec<ShapeRow> = merged.into_iter().map(|m| m.0).collect();
     let write_err =
         |p: PathBuf| move |e: std::io::Error| Failure::runtime(format!("{}: {e}", p.display()));
-    let cfg = req.dest.join(out::CONFIGS_CSV);
-    out::write_csv(&cfg, &configs).map_err(write_err(cfg.clone()))?;
-    let shp = req.dest.join(out::SHAPES_CSV);
-    out::write_csv(&shp, &shapes).map_err(write_err(shp.clone()))?;
+    let cfg = req.dest.join(files::CONFIGS_CSV);
+    files::write_csv(&cfg, &configs).map_err(write_err(cfg.clone()))?;
+    let shp = req.dest.join(files::SHAPES_CSV);
+    files::write_csv(&shp, &shapes).map_err(write_err(shp.clone()))?;
     let meta = SweepMeta {
         plan,
         run: merged_run(&shards, total - shapes.len(), req.command.clone()),

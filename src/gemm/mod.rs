@@ -19,10 +19,14 @@
 //!   resume bookkeeping; `run_shape` runs one shape on a bench.
 //! - [`shape_metrics`]: the per-shape rows of a sweep folder derived again from its
 //!   `configs.csv` (what `origami-bench report` shows, for any runner) (pure).
+//! - [`sweep_files`]: the files of a sweep folder (`configs.csv`, `shapes.csv`,
+//!   `summary.json`, the plots' names): CSV rows read, appended and rewritten, the
+//!   summary derived again and written.
 //! - [`sweep_meta`]: the typed meta of `summary.json` (plan and run) and the shard.
 //! - [`sweep_run`]: the sweep driver (lists, shard, resume, budget, outputs).
 //! - [`merge`]: shard folders -> the folder one unsharded run writes.
-//! - [`run`]: `origami-bench run` (one shape, the chosen configs, cuBLAS beside).
+//! - [`run`]: `origami-bench run` (one shape, the chosen configs, cuBLAS beside), into
+//!   the typed report of [`run_report`].
 //! - [`fit`]: refit of the model's empirical constants to a committed sweep (CPU only);
 //!   [`refit`]: the whole `refit` command around it (setup, scores, absolute scale).
 
@@ -35,9 +39,11 @@ pub mod merge;
 pub mod mock;
 pub mod refit;
 pub mod run;
+pub mod run_report;
 pub mod runner;
 pub mod shape_metrics;
 pub mod sweep;
+pub mod sweep_files;
 pub mod sweep_meta;
 pub mod sweep_run;
 pub mod verify;

@@ -14,7 +14,6 @@ use crate::dtype::Dtype;
 use crate::exit::Failure;
 use crate::hw::presets::preset;
 use crate::model::{KernelFamily, Selector, Variant};
-use crate::report::bench as out;
 use crate::setup::{setup, SetupRequest};
 
 use super::fit::{
@@ -22,6 +21,7 @@ use super::fit::{
     MeasuredShape, Score,
 };
 use super::sweep::ConfigRow;
+use super::sweep_files as files;
 
 /// What to fit.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ pub struct RefitReport {
 /// The rows of `dtype`, and the sets they hold in order of appearance.
 fn rows_of(req: &RefitRequest, dtype: Dtype) -> Result<(Vec<ConfigRow>, Vec<String>), Failure> {
     let rows: Vec<ConfigRow> =
-        out::read_csv(&req.dir.join(out::CONFIGS_CSV)).map_err(Failure::bad)?;
+        files::read_csv(&req.dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
     let rows: Vec<ConfigRow> = rows
         .into_iter()
         .filter(|r| r.dtype == dtype.to_string())

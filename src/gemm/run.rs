@@ -1,16 +1,16 @@
 //! `origami-bench run`: one shape on any [`GemmBench`]: the given configs, the model's
 //! pick or its first N, each compiled, verified against cuBLAS and timed in full beside
-//! it, into a typed [`RunReport`].
+//! it, into a typed [`RunReport`] (written by `report::run`).
 
 use crate::dtype::Dtype;
 use crate::exit::Failure;
 use crate::model::problem::{parse_config, parse_dim};
 use crate::model::{Config, Problem, Selector};
-use crate::report::run::{ConfigResult, CublasResult, RanConfig, RunReport, RunShape, TimedConfig};
 
 use super::bench::GemmBench;
 use super::kernel::{check_config, check_problem, tflops};
 use super::measure::TimingPolicy;
+use super::run_report::{ConfigResult, CublasResult, RanConfig, RunReport, RunShape, TimedConfig};
 use super::sweep::plan;
 use super::GemmError;
 

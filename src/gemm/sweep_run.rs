@@ -3,7 +3,9 @@
 //! folder (skip the shapes already in `shapes.csv`, drop the rows of a shape cut off
 //! mid-way), plan every pending shape and compile the union of the plans once, then run
 //! shape after shape within the time budget, appending `configs.csv` and `shapes.csv`
-//! as each finishes. Progress goes to a [`SweepObserver`]; the caller writes the report.
+//! as each finishes ([`super::sweep_files`]). Progress goes to a [`SweepObserver`]; the
+//! caller writes `summary.json` ([`super::sweep_files::summarize_folder`]), the plots and
+//! the tables.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,7 +17,6 @@ use crate::dtype::Dtype;
 use crate::exit::Failure;
 use crate::model::shapes::read_shapes;
 use crate::model::{Config, Problem, Selector};
-use crate::report::bench as out;
 use crate::setup::Setup;
 
 use super::bench::{clock_seed, CompileOutcome, GemmBench};
@@ -25,6 +26,7 @@ use super::sweep::{
     plan, rows_by_shape, run_shape, shape_row, ConfigRow, DoneShapes, Planned, ShapeRow,
     SweepOptions,
 };
+use super::sweep_files as files;
 use super::sweep_meta::{list_digest, ListMeta, RunRecord, Shard, SweepMeta, SweepPlan};
 
 /// One shape of a list, with its `model/layer` label (empty when the list has none).
@@ -206,9 +208,9 @@ impl SweepFolder {
     ) -> Result<SweepFolder, Failure> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::runtime(format!("--out {}: {e}", dir.display())))?;
-        let cfg_path = dir.join(out::CONFIGS_CSV);
-        let shp_path = dir.join(out::SHAPES_CSV);
-        let done_rows: Vec<ShapeRow> = out::read_csv(&shp_path).map_err(Failure::runtime)?;
+        let cfg_path = dir.join(files::CONFIGS_CSV);
+        let shp_path = dir.join(files::SHAPES_CSV);
+        let done_rows: Vec<ShapeRow> = files::read_csv(&shp_path).map_err(Failure::runtime)?;
         let done = DoneShapes::of(&done_rows);
         if !done.is_empty() {
             let had = folder_shard(dir);
@@ -223,16 +225,16 @@ impl SweepFolder {
                     name(shard)
                 )));
             }
-            let rows: Vec<ConfigRow> = out::read_csv(&cfg_path).map_err(Failure::runtime)?;
+            let rows: Vec<ConfigRow> = files::read_csv(&cfg_path).map_err(Failure::runtime)?;
             let (groups, trailing) = rows_by_shape(rows, &done_rows)
                 .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?;
             if trailing > 0 {
                 let kept: Vec<ConfigRow> = groups.into_iter().flatten().collect();
-                out::write_csv(&cfg_path, &kept).map_err(Failure::runtime)?;
+                files::write_csv(&cfg_path, &kept).map_err(Failure::runtime)?;
             }
             observer.resumed(dir, done.len());
         } else if std::fs::metadata(&cfg_path).is_ok() {
-            out::write_csv::<ConfigRow>(&cfg_path, &[]).map_err(Failure::runtime)?;
+            files::write_csv::<ConfigRow>(&cfg_path, &[]).map_err(Failure::runtime)?;
         }
         Ok(SweepFolder {
             dir: dir.to_path_buf(),
@@ -243,7 +245,7 @@ impl SweepFolder {
 
 /// The shard recorded in a folder's `summary.json` (outer `None`: no readable summary).
 fn folder_shard(dir: &Path) -> Option<Option<Shard>> {
-    let text = std::fs::read_to_string(dir.join(out::SUMMARY_JSON)).ok()?;
+    let text = std::fs::read_to_string(dir.join(files::SUMMARY_JSON)).ok()?;
     serde_json::from_str::<ShardOfFolder>(&text)
         .ok()
         .map(|f| f.meta.shard)
@@ -329,8 +331,8 @@ pub fn run_sweep<B: GemmBench>(
     let base_seed = req.seed.unwrap_or_else(clock_seed);
     let clocks_start = bench.clocks();
     observer.measuring(jobs.iter().map(|j| j.planned.len() as u64).sum());
-    let cfg_path = folder.dir.join(out::CONFIGS_CSV);
-    let shp_path = folder.dir.join(out::SHAPES_CSV);
+    let cfg_path = folder.dir.join(files::CONFIGS_CSV);
+    let shp_path = folder.dir.join(files::SHAPES_CSV);
     let opts = SweepOptions { policy: req.policy };
     let mut shapes_left = 0usize;
     for (i, j) in jobs.iter().enumerate() {
@@ -352,9 +354,9 @@ pub fn run_sweep<B: GemmBench>(
         let mut srow = shape_row(j.set, j.label, &j.p, &rows, Some(cb));
         srow.sm_mhz = bench.clocks().and_then(|c| c.sm_mhz);
         srow.seconds = bench.elapsed_s() - started;
-        out::append_csv(&cfg_path, &rows)
+        files::append_csv(&cfg_path, &rows)
             .map_err(|e| Failure::runtime(format!("{}: {e}", cfg_path.display())))?;
-        out::append_csv(&shp_path, std::slice::from_ref(&srow))
+        files::append_csv(&shp_path, std::slice::from_ref(&srow))
             .map_err(|e| Failure::runtime(format!("{}: {e}", shp_path.display())))?;
         observer.shape_done(i + 1, jobs.len(), &srow);
     }

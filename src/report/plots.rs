@@ -1,13 +1,27 @@
 //! PNG plots of a sweep (plotters, embedded font): predicted vs measured time of every
 //! config, one panel per shape (log-log, pick in red, brute-force best in green), and A/BF
-//! and A/cuBLAS per shape (bars, with the 95 % and 80 % goal lines).
+//! and A/cuBLAS per shape (bars, with the 95 % and 80 % goal lines). [`sweep_plots`] draws
+//! both into a sweep folder under the names `gemm::sweep_files` gives them.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
 use super::font::{register, FAMILY};
+use crate::exit::Failure;
 use crate::gemm::sweep::{ConfigRow, ShapeRow};
+use crate::gemm::sweep_files::{SweepRows, PLOT_ABF, PLOT_PRED_VS_MEAS};
+
+/// Draw a summarized sweep folder's plots into it: predicted vs measured, then A/BF. A
+/// sweep without shapes has none.
+pub fn sweep_plots(dir: &Path, rows: &SweepRows) -> Result<(), Failure> {
+    if rows.shapes.is_empty() {
+        return Ok(());
+    }
+    predicted_vs_measured_png(&rows.shapes, &rows.configs, &dir.join(PLOT_PRED_VS_MEAS))
+        .map_err(Failure::runtime)?;
+    abf_png(&rows.shapes, &dir.join(PLOT_ABF)).map_err(Failure::runtime)
+}
 
 fn err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
