@@ -163,8 +163,9 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
 
 fn sweep_cmd(a: SweepFlags) -> Result<(), Failure> {
     a.model.checked_dtype()?;
-    policy(&a.timing)?; // the warning, in the order of the checks
-                        // Every list is read and checked before the GPU is touched (exit 2 on bad input).
+    // The timing warning, in the order of the checks; every list is read and checked
+    // before the GPU is touched (exit 2 on bad input).
+    policy(&a.timing)?;
     let req = a.request(command_line())?;
     let progress = ConsoleProgress::new(TOOL);
     let folder = SweepFolder::open(&a.out, req.shard, &progress)?;
