@@ -469,6 +469,27 @@ pub fn run_shape<B: GemmBench>(
     Ok((rows, (cb_sum.median, cb_sum.cov)))
 }
 
+/// A passed, measured row of `config` (tests of the folder and report code).
+#[cfg(test)]
+pub(crate) fn measured_row(set: &str, p: &Problem, config: &str, pick: bool, ms: f64) -> ConfigRow {
+    let mut r = ConfigRow::planned(
+        set,
+        p,
+        &Planned {
+            config: crate::model::problem::parse_config(config).unwrap(),
+            model_rank: 1,
+            predicted_cycles: ms * 1000.0,
+            predicted_us: ms,
+            is_pick: pick,
+        },
+    );
+    r.measured_ms = Some(ms);
+    r.passed = 1;
+    r.registers = Some(128);
+    r.spills = Some(0);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,30 +92,12 @@ pub fn summary_text(shapes: &[ShapeRow]) -> String {
 mod tests {
     use super::*;
     use crate::dtype::Dtype;
-    use crate::gemm::sweep::{shape_row, ConfigRow, Planned};
-    use crate::model::problem::parse_config;
+    use crate::gemm::sweep::{measured_row, shape_row};
     use crate::model::Problem;
 
     fn shape() -> ShapeRow {
         let p = Problem::new(512, 512, 512, Dtype::Fp16).unwrap();
-        let mk = |s: &str, pick: bool, ms: f64| {
-            let mut r = ConfigRow::planned(
-                "seed_shapes",
-                &p,
-                &Planned {
-                    config: parse_config(s).unwrap(),
-                    model_rank: 1,
-                    predicted_cycles: ms * 1000.0,
-                    predicted_us: ms,
-                    is_pick: pick,
-                },
-            );
-            r.measured_ms = Some(ms);
-            r.passed = 1;
-            r.registers = Some(128);
-            r.spills = Some(0);
-            r
-        };
+        let mk = |s: &str, pick: bool, ms: f64| measured_row("seed_shapes", &p, s, pick, ms);
         let rows = vec![
             mk("64x64x32,g8,w4,s3", true, 0.01),
             mk("128x64x32,g8,w4,s3", false, 0.012),
