@@ -19,6 +19,7 @@ use origami::gemm::run::{problem_of, run_configs, RunChoice};
 use origami::gemm::sweep_files::summarize_folder;
 use origami::gemm::sweep_run::{run_sweep, SweepFolder};
 use origami::gpu::Gpu;
+use origami::output::write_stdout;
 use origami::report::{
     bench as out, plots::sweep_plots, progress::ConsoleProgress, refit as refit_out, run as run_out,
 };
@@ -118,7 +119,11 @@ struct ConfigsArgs {
 }
 
 fn main() -> ExitCode {
-    let r = match Cli::parse().cmd {
+    let cli = match origami::output::parse_args::<Cli>(TOOL) {
+        Ok(c) => c,
+        Err(exit) => return exit.into(),
+    };
+    let r = match cli.cmd {
         Cmd::Run(a) => run_cmd(a),
         Cmd::Sweep(a) => sweep_cmd(a),
         Cmd::Merge(a) => merge_cmd(a),
@@ -150,8 +155,8 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let (report, failed) = run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed())?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
     match a.format.as_str() {
-        "json" => println!("{}", run_out::run_json(&report)),
-        _ => print!("{}", run_out::run_text(&report)),
+        "json" => write_stdout(&format!("{}\n", run_out::run_json(&report)))?,
+        _ => write_stdout(&run_out::run_text(&report))?,
     }
     if report.any_failed() {
         return Err(Failure::runtime(
@@ -210,7 +215,7 @@ fn report(dir: &Path, no_plots: bool, meta: Option<serde_json::Value>) -> Result
     if !no_plots {
         sweep_plots(dir, &rows)?;
     }
-    print!("{}", out::report_text(&rows.shapes));
+    write_stdout(&out::report_text(&rows.shapes))?;
     Ok(())
 }
 
@@ -219,7 +224,7 @@ fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {
     if let Some(s) = &r.scale_step {
         eprintln!("{TOOL}: {}", refit_out::scale_step_line(s));
     }
-    print!("{}", refit_out::refit_text(&r));
+    write_stdout(&refit_out::refit_text(&r))?;
     if let Some(path) = &a.write {
         std::fs::write(path, refit_out::override_file_text(&r))
             .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
@@ -233,6 +238,5 @@ fn configs_cmd(a: &ConfigsArgs) -> Result<(), Failure> {
     let dtype: origami::dtype::Dtype = a.dtype.parse().map_err(Failure::bad)?;
     let text = origami::model::family::origami::config_list::config_list_csv(dtype, a.smem_limit)
         .map_err(Failure::bad)?;
-    print!("{text}");
-    Ok(())
+    write_stdout(&text)
 }

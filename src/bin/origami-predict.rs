@@ -127,10 +127,10 @@ fn parse() -> Result<Cli, ExitCode> {
         Ok(c) => return Ok(c),
         Err(e) => e,
     };
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        print!("{e}");
-        return Err(Exit::Ok.into());
-    }
+    let e = match origami::output::clap_display("origami-predict", e) {
+        Ok(exit) => return Err(exit.into()),
+        Err(e) => e,
+    };
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         eprint!("{e}");
         return Err(Exit::BadInput.into());
@@ -164,7 +164,17 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), PredictError> {
+    use std::io::Write;
     let mut out = std::io::stdout().lock();
+    predict(cli, &mut out)?;
+    // A write the line buffer kept back fails here, not silently at exit.
+    out.flush().map_err(|error| PredictError::Io {
+        context: "writing stdout".into(),
+        error,
+    })
+}
+
+fn predict(cli: Cli, mut out: &mut dyn std::io::Write) -> Result<(), PredictError> {
     match cli.cmd {
         Cmd::Roofline {
             m,

@@ -106,7 +106,10 @@ impl Format {
 }
 
 fn main() -> ExitCode {
-    finish("origami-select", run(Args::parse()))
+    match origami::output::parse_args::<Args>("origami-select") {
+        Ok(args) => finish("origami-select", run(args)),
+        Err(exit) => exit.into(),
+    }
 }
 
 fn run(args: Args) -> Result<(), Failure> {

@@ -182,11 +182,12 @@ pub fn main_with(argv: Vec<OsString>) -> Exit {
     let args = match Args::try_parse_from(&argv) {
         Ok(a) => a,
         Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                Exit::BadInput
-            } else {
-                Exit::Ok
+            return match crate::output::clap_display("origami-calibrate", e) {
+                Ok(exit) => exit,
+                Err(e) => {
+                    let _ = e.print();
+                    Exit::BadInput
+                }
             };
         }
     };
@@ -216,11 +217,12 @@ fn command_line(argv: &[OsString]) -> String {
 /// Run with parsed arguments.
 pub fn run(args: &Args, command: &str) -> Result<Exit, CalibError> {
     if !args.check.is_empty() {
-        return Ok(run_check(args));
+        return run_check(args);
     }
     if args.probe {
         let r = gpu::probe::probe_all();
-        println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+        let text = serde_json::to_string_pretty(&r).unwrap_or_default();
+        stdout(&format!("{text}\n"))?;
         return Ok(if r.devices.is_empty() {
             Exit::NoGpu
         } else {
@@ -362,11 +364,23 @@ fn emit(docs: &[HwDoc], ordinals: &[usize], cfg: &Config) -> Result<(), CalibErr
         }
         Format::Json => {}
     }
-    Ok(())
+    out.flush().map_err(io("writing stdout".into()))
 }
 
-/// Check every file; the exit code of the worst failure (`Ok` when all pass).
-fn run_check(args: &Args) -> Exit {
+/// Write `text` to stdout; a closed or full stream is a run-time failure.
+fn stdout(text: &str) -> Result<(), CalibError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| CalibError::Io {
+            context: "writing stdout".into(),
+            source,
+        })
+}
+
+/// Check every file; the exit code of the worst failure (`Ok` when all pass), or a failed
+/// write to stdout.
+fn run_check(args: &Args) -> Result<Exit, CalibError> {
     let opts = CheckOptions {
         max_cov: args.max_cov,
         require_measured: args.require_measured,
@@ -379,20 +393,21 @@ fn run_check(args: &Args) -> Exit {
                     crate::hw::schema::ProvenanceKind::Measured => "measured",
                     crate::hw::schema::ProvenanceKind::Estimated => "estimated",
                 };
-                println!(
-                    "ok: {}: {kind}, {}, {} measurements",
+                let mut out = format!(
+                    "ok: {}: {kind}, {}, {} measurements\n",
                     f.display(),
                     rep.gpu,
                     rep.measurements
                 );
                 for n in rep.notes {
-                    println!("  note: {n}");
+                    out.push_str(&format!("  note: {n}\n"));
                 }
                 if args.format == Format::Text {
                     if let Ok(crate::hw::load::HwFile::Full(doc)) = crate::hw::load::load_file(f) {
-                        print!("{}", text::summary(&doc));
+                        out.push_str(&text::summary(&doc));
                     }
                 }
+                stdout(&out)?;
             }
             Err(e) => {
                 eprintln!("origami-calibrate: check failed: {e}");
@@ -403,7 +418,7 @@ fn run_check(args: &Args) -> Exit {
             }
         }
     }
-    worst
+    Ok(worst)
 }
 
 #[cfg(test)]

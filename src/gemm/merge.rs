@@ -66,7 +66,7 @@ struct ShardFolder {
 
 fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
     let path = dir.join(files::SUMMARY_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::input::read_text(&path).map_err(|e| {
         Failure::bad(format!(
             "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep --shard I/N`)",
             path.display()

@@ -52,7 +52,7 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> std::io::Result<()> {
 
 /// Read a CSV of rows (an absent or empty file is no rows).
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::input::read_text(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
@@ -137,7 +137,7 @@ pub fn summarize_folder(dir: &Path, meta: Option<Value>) -> Result<SweepRows, Fa
         .map_err(|e| Failure::runtime(format!("{}: {e}", shapes_path.display())))?;
     let path = dir.join(SUMMARY_JSON);
     let meta = meta.unwrap_or_else(|| {
-        std::fs::read_to_string(&path)
+        crate::input::read_text(&path)
             .ok()
             .and_then(|t| serde_json::from_str::<KeptMeta>(&t).ok())
             .map_or_else(empty_object, |k| k.meta)

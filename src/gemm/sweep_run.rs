@@ -118,7 +118,7 @@ fn set_name(p: &Path) -> String {
 /// "model/layer" labels of a shape list (empty when it has no such columns).
 fn labels(path: &Path, n: usize) -> Vec<String> {
     let mut v = vec![String::new(); n];
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::input::read_text(path) else {
         return v;
     };
     let mut r = csv::ReaderBuilder::new()
@@ -245,7 +245,7 @@ impl SweepFolder {
 
 /// The shard recorded in a folder's `summary.json` (outer `None`: no readable summary).
 fn folder_shard(dir: &Path) -> Option<Option<Shard>> {
-    let text = std::fs::read_to_string(dir.join(files::SUMMARY_JSON)).ok()?;
+    let text = crate::input::read_text(&dir.join(files::SUMMARY_JSON)).ok()?;
     serde_json::from_str::<ShardOfFolder>(&text)
         .ok()
         .map(|f| f.meta.shard)

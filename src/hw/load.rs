@@ -44,7 +44,7 @@ pub struct Override {
 
 /// Read and validate a hardware file from disk.
 pub fn load_file(path: &Path) -> Result<HwFile, HwError> {
-    let text = std::fs::read_to_string(path).map_err(|source| HwError::Read {
+    let text = crate::input::read_text(path).map_err(|source| HwError::Read {
         path: path.to_path_buf(),
         source,
     })?;

@@ -17,7 +17,7 @@ pub struct ShapesError {
 
 /// Read a shape list; rows without a dtype get `default_dtype`.
 pub fn read_shapes(path: &Path, default_dtype: Dtype) -> Result<Vec<Problem>, ShapesError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ShapesError {
+    let text = crate::input::read_text(path).map_err(|e| ShapesError {
         path: path.display().to_string(),
         msg: format!("cannot read shape list: {e}"),
     })?;

@@ -151,7 +151,7 @@ impl GpuPerf {
 
     /// Loads a description from a file.
     pub fn from_file(path: &std::path::Path) -> Result<GpuPerf, PerfError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PerfError::Input {
+        let text = crate::input::read_text(path).map_err(|e| PerfError::Input {
             path: path.display().to_string(),
             msg: format!("cannot read: {e}"),
         })?;

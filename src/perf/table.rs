@@ -133,7 +133,7 @@ const MEASURED_NAMES: [&str; 4] = ["measured_us", "measured", "actual_us", "time
 /// model); optional: cluster (default 1x1), out_dtype, two_cta, measured_us.
 pub fn read_input(path: &Path, need_tile: bool) -> Result<Vec<InputRow>, PerfError> {
     let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| PerfError::Input {
+    let text = crate::input::read_text(path).map_err(|e| PerfError::Input {
         path: p.clone(),
         msg: format!("cannot read: {e}"),
     })?;
