@@ -30,7 +30,7 @@ fn bench_selection(c: &mut Criterion) {
             let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
             c.bench_function(
                 &format!("select/{fam}-{}/{m}x{n}x{k}", variant.name()),
-                |b| b.iter(|| black_box(s.select(black_box(&p), false))),
+                |b| b.iter(|| black_box(s.select(black_box(&p), false).unwrap())),
             );
         }
     }
@@ -50,7 +50,7 @@ fn bench_selection(c: &mut Criterion) {
         for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
             let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
             c.bench_function(&format!("select/{fam}-throughput/{m}x{n}x{k}"), |b| {
-                b.iter(|| black_box(s.select(black_box(&p), false)))
+                b.iter(|| black_box(s.select(black_box(&p), false).unwrap()))
             });
         }
     }

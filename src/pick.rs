@@ -43,6 +43,8 @@ pub enum PickError {
     ShapeDtype { path: PathBuf, dtype: Dtype },
     #[error(transparent)]
     Setup(#[from] SetupError),
+    #[error(transparent)]
+    Score(#[from] crate::model::NoFiniteScore),
     #[error("writing output: {0}")]
     Output(#[from] io::Error),
 }
@@ -177,7 +179,7 @@ impl PickJob {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => e.insert(self.setup.selector(p.dtype)?),
             };
-            let sel = s.select(p, self.listing.all && !self.batch);
+            let sel = s.select(p, self.listing.all && !self.batch)?;
             if self.batch {
                 writer.batch_row(out, &BatchRow::from(sel))?;
                 continue;

@@ -198,3 +198,78 @@ fn configs_lists_the_family_without_a_gpu() {
     assert_eq!(c, 2, "{err}");
     assert!(err.contains("fp16 or bf16"), "{err}");
 }
+
+/// Replace one cell of the fixture's `configs.csv` (data line `line`, 0 first) by `value`.
+fn set_cell(dir: &std::path::Path, line: usize, column: &str, value: &str) {
+    let path = dir.join(files::CONFIGS_CSV);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let col = header.iter().position(|h| h == column).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.unwrap();
+        let cells: Vec<&str> = rec
+            .iter()
+            .enumerate()
+            .map(|(j, c)| if i == line && j == col { value } else { c })
+            .collect();
+        w.write_record(&cells).unwrap();
+    }
+    std::fs::write(&path, w.into_inner().unwrap()).unwrap();
+}
+
+#[test]
+fn impossible_timings_and_sizes_are_bad_input_before_anything_is_written() {
+    for (column, value) in [
+        ("measured_ms", "inf"),
+        ("measured_ms", "1e308"),
+        ("measured_ms", "NaN"),
+        ("measured_ms", "-0.01"),
+        ("measured_ms", "0"),
+        ("predicted_us", "inf"),
+        ("predicted_us", "-1"),
+    ] {
+        let d = tmpdir(&format!("bad-{column}-{value}"));
+        fixture(&d);
+        set_cell(&d, 1, column, value);
+        if value == "1e308" {
+            // Finite but absurd: no bound on a measured time, but the plots must end.
+            let (c, err) = code(&["report", "--out", d.to_str().unwrap()]);
+            assert_eq!(c, 0, "{err}");
+            continue;
+        }
+        for tool in ["report", "refit"] {
+            let (c, err) = code(
+                &[
+                    tool,
+                    "--out",
+                    d.to_str().unwrap(),
+                    "--fit-set",
+                    "seed_shapes",
+                ][..if tool == "refit" { 5 } else { 3 }],
+            );
+            assert_eq!(c, 2, "{tool} {column}={value}: {err}");
+            assert!(
+                err.contains("configs.csv line 3, column ") && err.contains(column),
+                "{err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+        }
+        assert!(!d.join(files::SUMMARY_JSON).exists(), "{column}={value}");
+        assert!(!d.join(files::PLOT_ABF).exists(), "{column}={value}");
+    }
+    let d = tmpdir("bad-m");
+    fixture(&d);
+    set_cell(&d, 0, "m", "0");
+    let (c, err) = code(&[
+        "refit",
+        "--out",
+        d.to_str().unwrap(),
+        "--fit-set",
+        "seed_shapes",
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("line 2, column m"), "{err}");
+}

@@ -44,8 +44,8 @@ proptest! {
         prop_assume!(fam != "origami" || matches!(DTYPES[d], Dtype::Fp16 | Dtype::Bf16));
         let s = Selector::new(f, &doc.gpu, &doc.params, &ModelConstants::default(), v, DTYPES[d]).unwrap();
         let p = Problem::new(m, n, k, DTYPES[d]).unwrap();
-        let a = s.select(&p, false);
-        let b = s.select(&p, false);
+        let a = s.select(&p, false).unwrap();
+        let b = s.select(&p, false).unwrap();
         let pick = a.pick.config;
         prop_assert_eq!(pick, b.pick.config);
         prop_assert_eq!(a.pick.latency_cycles.to_bits(), b.pick.latency_cycles.to_bits());

@@ -13,7 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 use crate::model::constants::{refit_knobs, ConstantError};
-use crate::model::{KernelFamily, ModelConstants, Problem, Scoring, Selector, Variant};
+use crate::model::{
+    KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selector, Variant,
+};
 use crate::stats::{kendall_tau_b, mean};
 
 use super::sweep::ConfigRow;
@@ -197,8 +199,8 @@ pub fn median_time_ratio(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Option<f
 }
 
 /// Score a selector's picks and rankings on measured shapes (a pick that was not timed
-/// scores A/BF 0).
-pub fn score(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Score {
+/// scores A/BF 0); a shape on which no prediction is finite is an error.
+pub fn score(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, NoFiniteScore> {
     score_with(s, shapes, None)
 }
 
@@ -207,13 +209,13 @@ pub fn score_with(
     s: &Selector<'_>,
     shapes: &[MeasuredShape],
     launches: Option<&LaunchTable>,
-) -> Score {
+) -> Result<Score, NoFiniteScore> {
     let mut abf = Vec::new();
     let mut oracle = Vec::new();
     let mut tau = Vec::new();
     for sh in shapes {
         let Some(best) = sh.best() else { continue };
-        let sel = s.select(&sh.problem, false);
+        let sel = s.select(&sh.problem, false)?;
         let c = sel.pick.config;
         let tile = (c.block_m, c.block_n, c.block_k);
         let (w, st) = launches
@@ -242,7 +244,7 @@ pub fn score_with(
             tau.push(t);
         }
     }
-    Score {
+    Ok(Score {
         abf_mean: if abf.is_empty() { 0.0 } else { mean(&abf) },
         abf_median: if abf.is_empty() {
             0.0
@@ -262,7 +264,7 @@ pub fn score_with(
         } else {
             crate::stats::median(&oracle)
         },
-    }
+    })
 }
 
 /// The model being fitted.
@@ -345,7 +347,7 @@ pub fn fit(
     let eval = |st: &FitState| -> Option<Score> {
         let mc = st.model_constants().ok()?;
         let s = Selector::new(family, gpu, &st.params, &mc, variant, dtype).ok()?;
-        Some(score(&s, shapes))
+        score(&s, shapes).ok()
     };
     let mut state = start;
     let mut best = eval(&state).expect("the starting model is valid");
@@ -426,7 +428,7 @@ mod tests {
         let mut shapes = Vec::new();
         for (m, n, k) in [(4096, 4096, 4096), (128, 8192, 4096)] {
             let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
-            let sel = s_true.select(&p, false);
+            let sel = s_true.select(&p, false).unwrap();
             let mut times = HashMap::new();
             for r in s_true.ranked(&sel, usize::MAX) {
                 let c = r.config;
@@ -450,7 +452,7 @@ mod tests {
             Dtype::Fp16,
         )
         .unwrap();
-        let before = score(&s0, &shapes);
+        let before = score(&s0, &shapes).unwrap();
         let (state, after, _) = fit(
             fam,
             &doc.gpu,

@@ -71,8 +71,9 @@ pub struct RefitReport {
 
 /// The rows of `dtype`, and the sets they hold in order of appearance.
 fn rows_of(req: &RefitRequest, dtype: Dtype) -> Result<(Vec<ConfigRow>, Vec<String>), Failure> {
-    let rows: Vec<ConfigRow> =
-        files::read_csv(&req.dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
+    let path = req.dir.join(files::CONFIGS_CSV);
+    let rows: Vec<ConfigRow> = files::read_csv(&path).map_err(Failure::bad)?;
+    files::check_config_rows(&path, &rows, true)?;
     let rows: Vec<ConfigRow> = rows
         .into_iter()
         .filter(|r| r.dtype == dtype.to_string())
@@ -172,8 +173,8 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
             .collect(),
     };
     let s0 = set.selector(dtype)?;
-    let before_fit = score(&s0, &fit_shapes);
-    let before_held = score(&s0, &held_shapes);
+    let before_fit = score(&s0, &fit_shapes).map_err(Failure::bad)?;
+    let before_held = score(&s0, &held_shapes).map_err(Failure::bad)?;
     let (mut state, _, steps) = fit(
         set.family,
         &res.gpu,
@@ -202,8 +203,8 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
         dtype,
     )
     .map_err(Failure::runtime)?;
-    let after_fit = score(&s1, &fit_shapes);
-    let after_held = score(&s1, &held_shapes);
+    let after_fit = score(&s1, &fit_shapes).map_err(Failure::bad)?;
+    let after_held = score(&s1, &held_shapes).map_err(Failure::bad)?;
     // Launch choice learned from the fitting shapes (not expressible in the hardware
     // file: reported as evidence for the family's launch preference).
     let launch_table = LaunchTable::fit(&fit_shapes);
@@ -215,8 +216,12 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
     ]
     .into_iter()
     .filter(|(_, _, shapes)| !shapes.is_empty())
-    .map(|(name, s, shapes)| (name, score_with(s, shapes, Some(&launch_table))))
-    .collect();
+    .map(|(name, s, shapes)| {
+        score_with(s, shapes, Some(&launch_table))
+            .map(|sc| (name, sc))
+            .map_err(Failure::bad)
+    })
+    .collect::<Result<_, _>>()?;
     // The override holds every value that differs from the preset and the defaults (the
     // starting file's included), so that it alone reproduces the fitted model.
     let preset_params = preset(&req.gpu).map(|d| d.params).unwrap_or(res.params);

@@ -57,17 +57,21 @@ pub fn problem_of(m: &str, n: &str, k: &str, dtype: Dtype) -> Result<Problem, Fa
     Ok(p)
 }
 
-/// (config, is the pick, predicted µs) of every config to run.
+/// A config to run: (config, is the pick, predicted µs).
+type Chosen = (Config, bool, f64);
+
+/// The pick and every config to run.
 fn chosen(
     sel: &Selector<'_>,
     p: &Problem,
     choice: &RunChoice,
-) -> (Config, Vec<(Config, bool, f64)>) {
+) -> Result<(Config, Vec<Chosen>), GemmError> {
     let top = match choice {
         RunChoice::Model { top } => *top,
         RunChoice::Given(_) => None,
     };
-    let (selection, planned) = plan(sel, p, top, top.is_none());
+    let (selection, planned) =
+        plan(sel, p, top, top.is_none()).map_err(|e| GemmError::BadInput(e.to_string()))?;
     let pick = selection.pick.config;
     let list = match choice {
         RunChoice::Model { .. } => planned
@@ -87,7 +91,7 @@ fn chosen(
             })
             .collect(),
     };
-    (pick, list)
+    Ok((pick, list))
 }
 
 /// Run the chosen configs on `p` with inputs from `seed`. Returns the report and the
@@ -100,7 +104,7 @@ pub fn run_configs<B: GemmBench>(
     policy: &TimingPolicy,
     seed: u64,
 ) -> Result<(RunReport, Vec<String>), GemmError> {
-    let (pick, configs) = chosen(sel, p, choice);
+    let (pick, configs) = chosen(sel, p, choice)?;
     let cfgs: Vec<Config> = configs.iter().map(|c| c.0).collect();
     let compile_failures = bench.compile(&cfgs, &|| {}).failures;
     let mut data = bench.prepare(p, seed)?;

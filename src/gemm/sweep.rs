@@ -40,8 +40,8 @@ pub fn plan(
     p: &Problem,
     max_configs: Option<usize>,
     only_pick: bool,
-) -> (Selection, Vec<Planned>) {
-    let sel = s.select(p, false);
+) -> Result<(Selection, Vec<Planned>), crate::model::NoFiniteScore> {
+    let sel = s.select(p, false)?;
     let ranked = s.ranked(&sel, usize::MAX);
     let g1 = default_group_m(s.gpu.sm_count);
     let mut group_of = std::collections::HashMap::new();
@@ -84,7 +84,7 @@ pub fn plan(
     } else if let Some(n) = max_configs {
         out.truncate(n.max(1));
     }
-    (sel, out)
+    Ok((sel, out))
 }
 
 /// One row of `configs.csv`: a (shape, config) with prediction and measurement.
@@ -594,14 +594,14 @@ mod tests {
         )
         .unwrap();
         let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
-        let (sel, v) = plan(&s, &p, None, false);
+        let (sel, v) = plan(&s, &p, None, false).unwrap();
         assert_eq!(v.len(), 306);
         assert!(v[0].is_pick);
         assert_eq!(v[0].config, sel.pick.config);
         assert_eq!(v.iter().filter(|x| x.is_pick).count(), 1);
-        let (_, one) = plan(&s, &p, None, true);
+        let (_, one) = plan(&s, &p, None, true).unwrap();
         assert_eq!(one.len(), 1);
-        let (_, five) = plan(&s, &p, Some(5), false);
+        let (_, five) = plan(&s, &p, Some(5), false).unwrap();
         assert_eq!(five.len(), 5);
         assert!(five[0].is_pick);
     }

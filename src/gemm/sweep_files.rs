@@ -67,6 +67,43 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
         .collect()
 }
 
+/// Check the timings of `configs.csv`'s rows (read from `path`, row i on line i + 2):
+/// a measured time must be finite and positive; a prediction finite and non-negative (0 is
+/// "no prediction", as the Triton runner writes). With `dims`, M, N and K must be positive
+/// too. The first offence is a one-line bad-input failure naming file, line and column.
+pub fn check_config_rows(path: &Path, rows: &[ConfigRow], dims: bool) -> Result<(), Failure> {
+    let bad = |i: usize, col: &str, what: &str, v: &dyn std::fmt::Display| {
+        Err(Failure::bad(format!(
+            "{} line {}, column {col}: must be {what} (got {v})",
+            path.display(),
+            i + 2
+        )))
+    };
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(ms) = r.measured_ms {
+            if !(ms.is_finite() && ms > 0.0) {
+                return bad(i, "measured_ms", "a finite positive time", &ms);
+            }
+        }
+        for (col, v) in [
+            ("predicted_us", r.predicted_us),
+            ("predicted_cycles", r.predicted_cycles),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(i, col, "a finite non-negative time (0: none)", &v);
+            }
+        }
+        if dims {
+            for (col, v) in [("m", r.m), ("n", r.n), ("k", r.k)] {
+                if v == 0 {
+                    return bad(i, col, "a positive size", &v);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `summary.json`: the summary over all shapes at the top level (A/BF median, min and
 /// mean, mean Kendall tau, infeasible picks, A/cuBLAS median, ...), then per set
 /// (`sets`), then the meta.
@@ -129,7 +166,10 @@ pub fn summarize_folder(dir: &Path, meta: Option<Value>) -> Result<SweepRows, Fa
             dir.display()
         )));
     }
-    let configs: Vec<ConfigRow> = read_csv(&dir.join(CONFIGS_CSV)).map_err(Failure::bad)?;
+    let configs_path = dir.join(CONFIGS_CSV);
+    let configs: Vec<ConfigRow> = read_csv(&configs_path).map_err(Failure::bad)?;
+    // Before anything is written: a plot or a summary of an impossible time is no use.
+    check_config_rows(&configs_path, &configs, false)?;
     // Every metric is derived from configs.csv, whichever runner wrote the folder.
     let shapes = shape_rows(&facts, &configs).map_err(Failure::bad)?;
     let shapes_path = dir.join(SHAPES_CSV);

@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::Deserialize;
 
 use crate::dtype::Dtype;
-use crate::exit::Failure;
+use crate::exit::{Failure, ToExit};
 use crate::model::shapes::read_shapes;
 use crate::model::{Config, Problem, Selector};
 use crate::setup::Setup;
@@ -303,7 +303,8 @@ pub fn run_sweep<B: GemmBench>(
             if !mine || folder.done.take(&key) {
                 continue;
             }
-            let (_, planned) = plan(sel, &e.problem, req.max_configs, req.only_pick);
+            let (_, planned) = plan(sel, &e.problem, req.max_configs, req.only_pick)
+                .map_err(|e| Failure::new(e.exit_code(), e))?;
             jobs.push(Job {
                 set: &list.set,
                 label: &e.label,

@@ -23,4 +23,4 @@ pub use inputs::{ModelInputs, Variant};
 pub use latency::{predict, Breakdown};
 pub use modes::{Phase2Tie, Scoring};
 pub use problem::{Config, Problem};
-pub use select::{Selection, Selector};
+pub use select::{NoFiniteScore, Selection, Selector};

@@ -144,6 +144,30 @@ pub struct Selection {
     pub pick_breakdown: Breakdown,
 }
 
+/// Every feasible config's prediction for a shape came out NaN or infinite (constants or
+/// hardware numbers at extremes the model cannot use): nothing can be ranked.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "no config of family '{family}' has a finite predicted latency for {shape} on {gpu} \
+     ({count} predictions NaN or infinite): check the constants and hardware numbers"
+)]
+pub struct NoFiniteScore {
+    pub family: String,
+    pub shape: String,
+    pub gpu: String,
+    pub count: usize,
+}
+
+impl crate::exit::ToExit for NoFiniteScore {
+    /// The constants or hardware numbers given make the model meaningless: bad input.
+    fn exit_code(&self) -> crate::exit::Exit {
+        crate::exit::Exit::BadInput
+    }
+}
+
+/// Why a config with a non-finite prediction is never ranked.
+pub const NON_FINITE_REASON: &str = "predicted latency is not finite (NaN or infinite)";
+
 /// Nothing in the family fits this GPU.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("no feasible config of family '{family}' for {dtype} on {gpu}")]
@@ -353,7 +377,9 @@ impl<'a> Selector<'a> {
     }
 
     /// Run both phases. `with_rejected` also predicts the rejected configs (for `--all`).
-    pub fn select(&self, p: &Problem, with_rejected: bool) -> Selection {
+    /// A config whose prediction is NaN or infinite is never ranked (it joins the rejected
+    /// configs with [`NON_FINITE_REASON`]); when no config is left, [`NoFiniteScore`].
+    pub fn select(&self, p: &Problem, with_rejected: bool) -> Result<Selection, NoFiniteScore> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
@@ -363,16 +389,30 @@ impl<'a> Selector<'a> {
         } else {
             self.tiles.len()
         });
+        let mut non_finite = Vec::new();
         for (i, e) in self.tiles.iter().enumerate() {
             if e.feasible.is_empty() {
                 continue;
             }
             self.score_launches(e, p, g1, 0..e.feasible.len(), |cfg, cycles| {
-                scores.push(Score {
+                let sc = Score {
                     tile: i,
                     cfg,
                     cycles,
-                })
+                };
+                if cycles.is_finite() {
+                    scores.push(sc)
+                } else {
+                    non_finite.push(sc)
+                }
+            });
+        }
+        if scores.is_empty() {
+            return Err(NoFiniteScore {
+                family: self.family.name().into(),
+                shape: format!("{}x{}x{} {}", p.m, p.n, p.k, p.dtype.name()),
+                gpu: self.gpu.name.clone(),
+                count: non_finite.len(),
             });
         }
         let best = self.best(p, &scores);
@@ -397,6 +437,19 @@ impl<'a> Selector<'a> {
                 })
                 .map(|(c, lat)| self.ranked_entry(c, lat))
                 .collect();
+            for sc in &non_finite {
+                let e = &self.tiles[sc.tile];
+                let launches = if self.score_rule.per_launch() {
+                    sc.cfg..sc.cfg + 1
+                } else {
+                    0..e.feasible.len()
+                };
+                for j in launches {
+                    let mut r = self.ranked_entry(&e.feasible[j], sc.cycles);
+                    r.rejected = Some(NON_FINITE_REASON.into());
+                    v.push(r);
+                }
+            }
             v.sort_by(|a, b| {
                 a.latency_cycles
                     .total_cmp(&b.latency_cycles)
@@ -406,7 +459,7 @@ impl<'a> Selector<'a> {
         } else {
             Vec::new()
         };
-        Selection {
+        Ok(Selection {
             problem: *p,
             phase1_group_m: g1,
             pick,
@@ -414,7 +467,7 @@ impl<'a> Selector<'a> {
             rejected,
             phase2,
             pick_breakdown,
-        }
+        })
     }
 
     /// The first `limit` feasible configs in rank order (every launch of a tile, most
@@ -445,12 +498,13 @@ impl<'a> Selector<'a> {
     }
 
     /// Predicted cycles of one config (its tile at `config.group_m`, adjusted for its
-    /// launch); `None` when the config is not a feasible config of this selector.
+    /// launch); `None` when the config is not a feasible config of this selector or its
+    /// prediction is not finite.
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         let (e, j) = self.find(config)?;
         let mut cycles = None;
         self.score_launches(e, p, config.group_m, j..j + 1, |_, c| cycles = Some(c));
-        cycles
+        cycles.filter(|c: &f64| c.is_finite())
     }
 
     /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
@@ -517,7 +571,8 @@ impl<'a> Selector<'a> {
                     .iter()
                     .map(|s| s.cycles)
                     .fold(f64::INFINITY, f64::min);
-                let limit = min * (1.0 + band);
+                // max: a negative minimum is never left out of its own band.
+                let limit = (min * (1.0 + band)).max(min);
                 let mut in_band = scores.iter().filter(|s| s.cycles <= limit);
                 best = *in_band.next().expect("the minimum is in the band");
                 for s in in_band {
@@ -568,7 +623,7 @@ impl<'a> Selector<'a> {
             RankRule::Lowest => scores.sort_by(|a, b| self.seed_order(a, b)),
             RankRule::TieBand { band } => {
                 scores.sort_by(|a, b| a.cycles.total_cmp(&b.cycles));
-                let limit = scores[0].cycles * (1.0 + band);
+                let limit = (scores[0].cycles * (1.0 + band)).max(scores[0].cycles);
                 let band = scores.iter().take_while(|s| s.cycles <= limit).count();
                 scores[..band].sort_by(|a, b| self.band_order(p, a, b));
             }
@@ -594,6 +649,7 @@ mod tests {
         )
         .unwrap();
         s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false)
+            .unwrap()
             .pick
             .config
     }
@@ -639,7 +695,9 @@ mod tests {
                     (4096, 4096, 4096),
                     (1000, 3000, 777),
                 ] {
-                    let sel = s.select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false);
+                    let sel = s
+                        .select(&Problem::new(m, n, k, Dtype::Fp16).unwrap(), false)
+                        .unwrap();
                     let first = s.ranked(&sel, 1)[0].config;
                     assert_eq!(
                         first,
@@ -647,6 +705,39 @@ mod tests {
                         "{variant:?} {} {m}x{n}x{k}",
                         fam.name()
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn non_finite_predictions_are_never_ranked() {
+        let doc = preset("h100-sxm").unwrap();
+        let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        for (mma, variant) in [(1e308, Variant::Origami), (f64::INFINITY, Variant::Seed)] {
+            let mut params = doc.params;
+            params.mma_latency = mma;
+            let s = Selector::new(
+                &TritonFamily,
+                &doc.gpu,
+                &params,
+                &ModelConstants::default(),
+                variant,
+                Dtype::Fp16,
+            )
+            .unwrap();
+            match s.select(&p, true) {
+                Ok(sel) => {
+                    assert!(sel.scores.iter().all(|x| x.cycles.is_finite()));
+                    assert!(sel.pick.latency_cycles.is_finite());
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains("4096x4096x4096 fp16"), "{msg}");
+                    assert!(msg.contains("'triton'"), "{msg}");
+                    assert!(!msg.contains('\n'));
+                    use crate::exit::{Exit, ToExit};
+                    assert_eq!(e.exit_code(), Exit::BadInput);
                 }
             }
         }

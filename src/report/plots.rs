@@ -23,6 +23,24 @@ pub fn sweep_plots(dir: &Path, rows: &SweepRows) -> Result<(), Failure> {
     abf_png(&rows.shapes, &dir.join(PLOT_ABF)).map_err(Failure::runtime)
 }
 
+/// The bounds of a log axis, µs: from 1e-6 µs to about 30 years, so that an extreme value
+/// cannot ask the axis for an endless run of decades.
+const LOG_AXIS_US: (f64, f64) = (1e-6, 1e15);
+
+/// A log axis over `[lo, hi]` with the plots' margins (0.8x, 1.25x), kept finite, positive,
+/// within [`LOG_AXIS_US`] and non-empty whatever the values.
+fn log_span(lo: f64, hi: f64) -> (f64, f64) {
+    let (min, max) = LOG_AXIS_US;
+    let clamp = |v: f64| if v.is_nan() { min } else { v.clamp(min, max) };
+    let lo = clamp(lo * 0.8);
+    let hi = clamp(hi * 1.25);
+    if hi > lo {
+        (lo, hi)
+    } else {
+        (lo.min(max / 10.0), (lo * 10.0).min(max))
+    }
+}
+
 fn err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
@@ -64,8 +82,8 @@ pub fn predicted_vs_measured_png(
         };
         let hi =
             |f: &dyn Fn(&(f64, f64, &ConfigRow)) -> f64| pts.iter().map(f).fold(0.0f64, f64::max);
-        let (x0, x1) = (lo(&|p| p.0) * 0.8, hi(&|p| p.0) * 1.25);
-        let (y0, y1) = (lo(&|p| p.1) * 0.8, hi(&|p| p.1) * 1.25);
+        let (x0, x1) = log_span(lo(&|p| p.0), hi(&|p| p.0));
+        let (y0, y1) = log_span(lo(&|p| p.1), hi(&|p| p.1));
         let mut chart = ChartBuilder::on(area)
             .caption(
                 format!(
@@ -166,7 +184,7 @@ pub fn abf_png(shapes: &[ShapeRow], path: &Path) -> Result<(), String> {
         if let Some(v) = s.a_bf {
             chart
                 .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, y + 0.5), (v, y + 0.9)],
+                    [(0.0, y + 0.5), (v.min(xmax), y + 0.9)],
                     BLUE.filled(),
                 )))
                 .map_err(|e| err(path, e))?;
@@ -198,6 +216,26 @@ mod tests {
     use crate::gemm::sweep::{shape_row, Planned};
     use crate::model::problem::parse_config;
     use crate::model::Problem;
+
+    #[test]
+    fn log_axes_stay_bounded_on_extreme_values() {
+        assert_eq!(log_span(1.0, 10.0), (0.8, 12.5));
+        for (lo, hi) in [
+            (1.0, f64::INFINITY),
+            (1.0, 1e308),
+            (f64::NAN, f64::NAN),
+            (0.0, 0.0),
+            (-5.0, 1e300),
+            (1e300, 1e308),
+        ] {
+            let (a, b) = log_span(lo, hi);
+            assert!(
+                a.is_finite() && b.is_finite() && a > 0.0 && b > a,
+                "{lo} {hi}"
+            );
+            assert!(a >= LOG_AXIS_US.0 && b <= LOG_AXIS_US.1, "{lo} {hi}");
+        }
+    }
 
     #[test]
     fn plots_render() {

@@ -209,7 +209,7 @@ mod tests {
             dtype: Dtype::Fp16,
         };
         SelectionReport::new(
-            sel.select(&p, listing.all),
+            sel.select(&p, listing.all).unwrap(),
             &sel,
             &s.resolved,
             listing,
