@@ -50,6 +50,8 @@ pub enum ValueRange {
     },
     /// A mode switch: 0 or 1.
     Switch,
+    /// 0 (off) or a number of at least `min`: an exponent whose 0 selects another rule.
+    OffOrAtLeast { min: f64 },
 }
 
 impl ValueRange {
@@ -83,6 +85,9 @@ impl ValueRange {
     };
     /// {0, 1}.
     pub const SWITCH: ValueRange = ValueRange::Switch;
+    /// {0} or [1, inf): a p-norm exponent, 0 = the largest term (p < 1 is no norm, and its
+    /// powers 1/p overflow to infinite or NaN predictions).
+    pub const OFF_OR_AT_LEAST_ONE: ValueRange = ValueRange::OffOrAtLeast { min: 1.0 };
 
     /// `Ok` when `v` lies in the range, else why not.
     pub fn check(&self, v: f64) -> Result<(), String> {
@@ -93,6 +98,11 @@ impl ValueRange {
             ValueRange::Switch => {
                 if v != 0.0 && v != 1.0 {
                     return Err(format!("must be 0 or 1 (got {v})"));
+                }
+            }
+            ValueRange::OffOrAtLeast { min } => {
+                if v != 0.0 && v < min {
+                    return Err(format!("must be 0 (off) or at least {min} (got {v})"));
                 }
             }
             ValueRange::Interval {
@@ -367,8 +377,8 @@ model_constants! {
     /// (0 = their own).
     tp_wgmma_min_n: f64 = 0.0, Throughput, "elements", NON_NEGATIVE, fit [Throughput 16];
     /// Throughput model: 0 takes the largest bound (per iteration, and SM against DRAM);
-    /// p > 0 their p-norm.
-    tp_smooth_exponent: f64 = 0.0, Throughput, "exponent", NON_NEGATIVE,
+    /// p >= 1 their p-norm (below 1 it is no norm, and its 1/p powers overflow).
+    tp_smooth_exponent: f64 = 0.0, Throughput, "exponent", OFF_OR_AT_LEAST_ONE,
         fit [Throughput 15];
     /// Throughput model: multiplier of the whole prediction (absolute calibration; no
     /// effect on the ranking).
@@ -572,6 +582,12 @@ mod tests {
             msg("tp_time_scale", 0.0),
             "constants.tp_time_scale: must be positive"
         );
+        assert_eq!(
+            msg("tp_smooth_exponent", 0.001),
+            "constants.tp_smooth_exponent: must be 0 (off) or at least 1 (got 0.001)"
+        );
+        assert!(ModelConstants::with_overrides([("tp_smooth_exponent", 0.0)]).is_ok());
+        assert!(ModelConstants::with_overrides([("tp_smooth_exponent", 1.0)]).is_ok());
         assert_eq!(
             msg("wgmma_speedup", 0.5),
             "constants.wgmma_speedup: must be at least 1 (got 0.5)"

@@ -66,6 +66,13 @@ fn bound(x: f64) -> Value {
 fn range_json(r: &ValueRange) -> Value {
     match *r {
         ValueRange::Switch => json!({"values": [0, 1]}),
+        ValueRange::OffOrAtLeast { min } => json!({
+            "values": [0],
+            "min": bound(min),
+            "min_inclusive": true,
+            "max": Value::Null,
+            "max_inclusive": false,
+        }),
         ValueRange::Interval {
             min,
             min_inclusive,
@@ -84,6 +91,7 @@ fn range_json(r: &ValueRange) -> Value {
 pub fn range_text(r: &ValueRange) -> String {
     match *r {
         ValueRange::Switch => "{0, 1}".to_string(),
+        ValueRange::OffOrAtLeast { min } => format!("{{0}} or [{min}, inf)"),
         ValueRange::Interval {
             min,
             min_inclusive,
@@ -242,5 +250,9 @@ mod tests {
         assert_eq!(range_text(&ValueRange::NON_NEGATIVE), "[0, inf)");
         assert_eq!(range_text(&ValueRange::POSITIVE), "(0, inf)");
         assert_eq!(range_text(&ValueRange::Switch), "{0, 1}");
+        assert_eq!(
+            range_text(&ValueRange::OFF_OR_AT_LEAST_ONE),
+            "{0} or [1, inf)"
+        );
     }
 }
