@@ -34,10 +34,25 @@ pub fn parse_shapes(
         path: origin.to_string(),
         msg,
     };
+    // Comments and blank lines are dropped here, each kept row remembering its line in the
+    // file, so that errors name the line a user sees in an editor.
+    let kept: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    let line_of = |record: u64| {
+        usize::try_from(record)
+            .ok()
+            .and_then(|r| kept.get(r))
+            .map_or(0, |(line, _)| *line)
+    };
+    let body: Vec<&str> = kept.iter().map(|(_, l)| *l).collect();
+    let body = body.join("\n");
     let mut rdr = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(text.as_bytes());
+        .from_reader(body.as_bytes());
     let headers = rdr
         .headers()
         .map_err(|e| err(format!("bad header: {e}")))?
@@ -54,9 +69,13 @@ pub fn parse_shapes(
     };
     let cd = col("dtype");
     let mut out = Vec::new();
-    for (i, rec) in rdr.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.map_err(|e| err(format!("line {line}: {e}")))?;
+    for rec in rdr.records() {
+        // The file's own line number: comments and blank lines count.
+        let rec = rec.map_err(|e| match e.position() {
+            Some(p) => err(format!("line {}: {e}", line_of(p.record()))),
+            None => err(e.to_string()),
+        })?;
+        let line = rec.position().map_or(0, |p| line_of(p.record()));
         let field = |c: usize, name: &str| -> Result<u64, ShapesError> {
             let v = rec.get(c).unwrap_or("");
             parse_dim(name, v).map_err(|e| err(format!("line {line}: {e}")))
@@ -110,6 +129,18 @@ mod tests {
             .to_string();
         assert!(e.contains("fp64"), "{e}");
         assert!(parse_shapes("M,N,K\n", "t.csv", Dtype::Fp16).is_err());
+    }
+
+    #[test]
+    fn error_lines_count_comments_and_blank_lines() {
+        let e = parse_shapes("M,N,K\n# a\n# b\n\n128,4096,x\n", "c.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 5"), "{e}");
+        let e = parse_shapes("M,N,K\n1,2,3\n\n# c\n1,2,0\n", "c.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 5"), "{e}");
     }
 
     #[test]
