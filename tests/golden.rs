@@ -286,46 +286,36 @@ fn other_cases() -> Vec<Case> {
         c.outputs = vec!["configs.csv", "shapes.csv", "summary.json"];
         v.push(c);
     }
-    let mut c = Case::new(
-        "bench/refit/origami".into(),
-        "origami-bench",
-        &[
-            "refit",
-            "--out",
-            "{dir}",
-            "--fit-set",
-            "seed_shapes",
-            "--rounds",
-            "1",
-            "--write",
-            "{dir}/fit.json",
-        ],
-    );
-    c.copy_dir = Some("results/h200/bench-throughput");
-    c.outputs = vec!["fit.json"];
-    v.push(c);
-    let mut c = Case::new(
-        "bench/refit/origami-throughput-start".into(),
-        "origami-bench",
-        &[
-            "refit",
-            "--out",
-            "{dir}",
-            "--fit-set",
-            "seed_shapes",
-            "--rounds",
-            "1",
-            "--write",
-            "{dir}/fit.json",
-        ],
-    );
-    c.copy_dir = Some("results/h200/bench-throughput");
-    c.env.push((
-        "TRITONBLAS_HW_PARAMS".into(),
-        "calibrations/fitted/h200-origami.json".into(),
-    ));
-    c.outputs = vec!["fit.json"];
-    v.push(c);
+    // The origami refit from the preset, and from the fitted file as its start.
+    for (name, start) in [
+        ("origami", None),
+        (
+            "origami-throughput-start",
+            Some("calibrations/fitted/h200-origami.json"),
+        ),
+    ] {
+        let mut c = Case::new(
+            format!("bench/refit/{name}"),
+            "origami-bench",
+            &[
+                "refit",
+                "--out",
+                "{dir}",
+                "--fit-set",
+                "seed_shapes",
+                "--rounds",
+                "1",
+                "--write",
+                "{dir}/fit.json",
+            ],
+        );
+        c.copy_dir = Some("results/h200/bench-throughput");
+        if let Some(file) = start {
+            c.env.push(("TRITONBLAS_HW_PARAMS".into(), file.into()));
+        }
+        c.outputs = vec!["fit.json"];
+        v.push(c);
+    }
     let mut c = Case::new(
         "bench/refit/triton".into(),
         "origami-bench",

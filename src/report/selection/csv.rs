@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use super::{BatchRow, SelectionReport, SelectionWriter};
 use crate::model::select::Ranked;
+use crate::model::Config;
 
 /// CSV header of the per-config listing.
 pub const CONFIG_CSV_HEADER: &str =
@@ -18,17 +19,19 @@ pub const BATCH_CSV_HEADER: &str =
 #[derive(Debug, Default)]
 pub struct CsvWriter;
 
-fn config_row(rank: Option<usize>, r: &Ranked) -> String {
-    let c = &r.config;
+/// BLOCK_SIZE_M, N, K, GROUP_SIZE_M, num_warps, num_stages as CSV fields.
+fn config_fields(c: &Config) -> String {
     format!(
-        "{},{},{},{},{},{},{},{:.1},{:.3},{},{},{},{}",
+        "{},{},{},{},{},{}",
+        c.block_m, c.block_n, c.block_k, c.group_m, c.num_warps, c.num_stages
+    )
+}
+
+fn config_row(rank: Option<usize>, r: &Ranked) -> String {
+    format!(
+        "{},{},{:.1},{:.3},{},{},{},{}",
         rank.map(|x| x.to_string()).unwrap_or_default(),
-        c.block_m,
-        c.block_n,
-        c.block_k,
-        c.group_m,
-        c.num_warps,
-        c.num_stages,
+        config_fields(&r.config),
         r.latency_cycles,
         r.latency_us,
         r.smem_bytes,
@@ -57,19 +60,13 @@ pub fn report_csv(r: &SelectionReport) -> String {
 pub fn batch_row_csv(row: &BatchRow) -> String {
     let p = &row.problem;
     let r = &row.pick;
-    let c = &r.config;
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{:.1},{:.3}",
+        "{},{},{},{},{},{:.1},{:.3}",
         p.m,
         p.n,
         p.k,
         p.dtype,
-        c.block_m,
-        c.block_n,
-        c.block_k,
-        c.group_m,
-        c.num_warps,
-        c.num_stages,
+        config_fields(&r.config),
         r.latency_cycles,
         r.latency_us
     )
