@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::PerfError;
 use crate::dtype::Dtype;
+use crate::model::problem::check_dim;
 
 /// Output (C/D) element type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -96,11 +97,10 @@ pub fn ser_dtype<S: serde::Serializer>(d: &Dtype, s: S) -> Result<S::Ok, S::Erro
 
 impl Problem {
     /// A problem with the default output type and fp32 accumulation.
+    /// Sizes follow the rule every front end shares (1 to 2^31, see `model::problem`).
     pub fn new(m: u64, n: u64, k: u64, dtype: Dtype) -> Result<Problem, PerfError> {
-        if m == 0 || n == 0 || k == 0 {
-            return Err(PerfError::Invalid(format!(
-                "sizes must be positive, got M={m} N={n} K={k}"
-            )));
+        for (name, v) in [("M", m), ("N", n), ("K", k)] {
+            check_dim(name, v).map_err(|e| PerfError::Invalid(e.to_string()))?;
         }
         Ok(Problem {
             m,
@@ -243,6 +243,10 @@ mod tests {
     #[test]
     fn zero_size_rejected() {
         assert!(Problem::new(0, 1, 1, Dtype::Fp16).is_err());
+        let e = Problem::new(1, 1 << 32, 1, Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "N: 4294967296 is above the limit 2^31 = 2147483648");
     }
 
     #[test]

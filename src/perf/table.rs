@@ -201,7 +201,8 @@ pub fn parse_input(text: &str, origin: &str, need_tile: bool) -> Result<Vec<Inpu
         let dtype: Dtype = field(idt)
             .parse()
             .map_err(|e| bad(origin, line, format!("field 'dtype': {e}")))?;
-        let mut problem = Problem::new(m, n, k, dtype)?;
+        let mut problem =
+            Problem::new(m, n, k, dtype).map_err(|e| bad(origin, line, e.to_string()))?;
         if let Some(io) = iout {
             if !field(io).is_empty() {
                 problem.out = field(io)

@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use super::gpu::GpuPerf;
-use super::l2::{best_raster, wave_traffic, Raster, RasterInput, WaveTraffic};
+use super::l2::{best_raster, wave_traffic, Raster, RasterInput, WaveTraffic, Waves, MAX_SWIZZLE};
 use super::problem::{operand_bytes, scale_bytes, Pair, Problem};
 use super::PerfError;
 
@@ -116,6 +116,13 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
             o.cluster, gpu.name, c.sm_count
         )));
     }
+    if let L2Mode::Raster { swizzle, .. } = o.l2 {
+        if !(1..=MAX_SWIZZLE).contains(&swizzle) {
+            return Err(PerfError::Invalid(format!(
+                "swizzle must be 1 to {MAX_SWIZZLE} clusters, got {swizzle}"
+            )));
+        }
+    }
     let two_cta = match o.two_cta {
         Some(true) => {
             if !c.two_cta_mma {
@@ -138,8 +145,8 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
     let clock_hz = c.clock_hz();
     let dram_bps = c.dram_bytes_per_s();
     let l2_bps = c.l2_bandwidth_gbps * 1e9;
-    let mma_m = o.tile.m * if two_cta { 2 } else { 1 };
-    let mma_efficiency = (f64::from(mma_m) / f64::from(c.mma_full_rate_m)).min(1.0);
+    let mma_m = f64::from(o.tile.m) * if two_cta { 2.0 } else { 1.0 };
+    let mma_efficiency = (mma_m / f64::from(c.mma_full_rate_m)).min(1.0);
     let flops_per_clock = gpu.ws_mma_flops_per_clock(p.dtype, p.acc16)? * mma_efficiency;
 
     let tiles_m = p.m.div_ceil(tm);
@@ -163,12 +170,9 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
         b_panel_bytes: b_panel,
         l2_bytes: gpu.hardware.l2_bytes as f64,
     };
-    let (raster, waves_traffic): (Option<Raster>, Vec<WaveTraffic>) = match o.l2 {
+    let (raster, waves): (Option<Raster>, Waves) = match o.l2 {
         L2Mode::Raster { order, swizzle } => {
-            let rin = RasterInput {
-                swizzle: swizzle.max(1),
-                ..rin
-            };
+            let rin = RasterInput { swizzle, ..rin };
             match order {
                 Some(r) => (Some(r), wave_traffic(&rin, r)),
                 None => {
@@ -177,22 +181,11 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
                 }
             }
         }
-        _ => {
-            // As published: every wave holds `concurrent_tiles` tiles but the last.
-            let mut v = Vec::new();
-            let mut left = tiles;
-            while left > 0 {
-                let t = left.min(concurrent_tiles);
-                let bytes = t as f64 * dma_bytes_per_tile;
-                v.push(WaveTraffic {
-                    tiles: t,
-                    dram_bytes: bytes,
-                    l2_read_bytes: bytes,
-                });
-                left -= t;
-            }
-            (None, v)
-        }
+        // As published: every wave holds `concurrent_tiles` tiles but the last.
+        _ => (
+            None,
+            Waves::uniform(tiles, concurrent_tiles, dma_bytes_per_tile),
+        ),
     };
     let hit = match o.l2 {
         L2Mode::HitRate(h) => {
@@ -222,22 +215,17 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
         epilogue_us: epi_us(w.tiles),
     };
 
-    let waves = waves_traffic.len() as u64;
-    let last = phase(waves_traffic.last().expect("at least one tile"));
-    let full: Vec<Phase> = waves_traffic[..waves_traffic.len() - 1]
-        .iter()
-        .map(phase)
-        .collect();
-    let mainloop_us: f64 = full.iter().map(Phase::max_us).sum();
-    let mainloop = if full.is_empty() {
+    let last = phase(&waves.last);
+    let mainloop_us = waves.sum_but_last(|w| phase(w).max_us());
+    let mainloop = if waves.count == 1 {
         last
     } else {
-        let nf = full.len() as f64;
+        let nf = (waves.count - 1) as f64;
         Phase {
-            tiles: full[0].tiles,
-            dma_us: full.iter().map(|f| f.dma_us).sum::<f64>() / nf,
+            tiles: waves.first.tiles,
+            dma_us: waves.sum_but_last(dma_us) / nf,
             math_us,
-            epilogue_us: full.iter().map(|f| f.epilogue_us).sum::<f64>() / nf,
+            epilogue_us: waves.sum_but_last(|w| epi_us(w.tiles)) / nf,
         }
     };
 
@@ -247,7 +235,7 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
         operand_bytes(p.dtype, tm as f64, k_first) + scale_bytes(p.dtype, tm as f64, k_first);
     let b_first =
         operand_bytes(p.dtype, tn as f64, k_first) + scale_bytes(p.dtype, tn as f64, k_first);
-    let w0 = &waves_traffic[0];
+    let w0 = &waves.first;
     let reuse0 = if w0.l2_read_bytes > 0.0 {
         match o.l2 {
             L2Mode::Raster { .. } => w0.dram_bytes / w0.l2_read_bytes,
@@ -261,14 +249,11 @@ pub fn ws_predict(p: &Problem, gpu: &GpuPerf, o: &WsOptions) -> Result<WsBreakdo
     let overhead_us = c.overhead_cycles / clock_hz * 1e6;
     let predicted_us = overhead_us + first_dma_us + mainloop_us + last.max_us() + last.epilogue_us;
 
-    let loaded: f64 = waves_traffic.iter().map(|w| w.l2_read_bytes).sum();
-    let dram_load_bytes: f64 = waves_traffic
-        .iter()
-        .map(|w| w.dram_bytes * (1.0 - hit))
-        .sum();
+    let loaded = waves.sum(|w| w.l2_read_bytes);
+    let dram_load_bytes = waves.sum(|w| w.dram_bytes * (1.0 - hit));
     Ok(WsBreakdown {
         tiles,
-        waves,
+        waves: waves.count,
         concurrent_tiles,
         two_cta,
         mma_efficiency,
