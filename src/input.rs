@@ -55,6 +55,18 @@ fn size_text(bytes: u64) -> String {
     }
 }
 
+/// What is wrong with a CSV row, without the reader's own position (callers name the
+/// file's line themselves, which can differ when comments are dropped first).
+pub fn csv_row_problem(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields, but the header has {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".into(),
+        _ => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,8 +265,10 @@ macro_rules! model_constants {
                 }
             }
 
-            /// Store a value by name without checking it; false for an unknown name.
-            fn store(&mut self, name: &str, v: f64) -> bool {
+            /// Store a value by name without checking its range; false for an unknown name.
+            /// For the fuzz harness (the selector must survive any finite constants); every
+            /// other caller goes through [`ModelConstants::set`].
+            pub fn set_unvalidated(&mut self, name: &str, v: f64) -> bool {
                 match name {
                     $(stringify!($name) => self.$name = ConstantValue::from_f64(v),)+
                     _ => return false,
@@ -440,7 +442,7 @@ impl ModelConstants {
             ))
         })?;
         def.range.check(v).map_err(err)?;
-        self.store(name, v);
+        self.set_unvalidated(name, v);
         Ok(())
     }
 

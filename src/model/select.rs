@@ -148,8 +148,9 @@ pub struct Selection {
 /// hardware numbers at extremes the model cannot use): nothing can be ranked.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "no config of family '{family}' has a finite predicted latency for {shape} on {gpu} \
-     ({count} predictions NaN or infinite): check the constants and hardware numbers"
+    "no config of family '{family}' has a finite positive predicted latency for {shape} on \
+     {gpu} ({count} predictions NaN, infinite or not positive): check the constants and \
+     hardware numbers"
 )]
 pub struct NoFiniteScore {
     pub family: String,
@@ -165,8 +166,14 @@ impl crate::exit::ToExit for NoFiniteScore {
     }
 }
 
-/// Why a config with a non-finite prediction is never ranked.
-pub const NON_FINITE_REASON: &str = "predicted latency is not finite (NaN or infinite)";
+/// Why a config whose prediction is no usable time is never ranked.
+pub const BAD_PREDICTION_REASON: &str =
+    "predicted latency is not a finite positive number (NaN, infinite, zero or negative)";
+
+/// A prediction that can be ranked: a finite time above zero.
+fn usable(cycles: f64) -> bool {
+    cycles.is_finite() && cycles > 0.0
+}
 
 /// Nothing in the family fits this GPU.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -377,8 +384,8 @@ impl<'a> Selector<'a> {
     }
 
     /// Run both phases. `with_rejected` also predicts the rejected configs (for `--all`).
-    /// A config whose prediction is NaN or infinite is never ranked (it joins the rejected
-    /// configs with [`NON_FINITE_REASON`]); when no config is left, [`NoFiniteScore`].
+    /// A config whose prediction is NaN, infinite, zero or negative is never ranked (it joins the rejected
+    /// configs with [`BAD_PREDICTION_REASON`]); when no config is left, [`NoFiniteScore`].
     pub fn select(&self, p: &Problem, with_rejected: bool) -> Result<Selection, NoFiniteScore> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         let g1 = default_group_m(self.gpu.sm_count);
@@ -389,7 +396,7 @@ impl<'a> Selector<'a> {
         } else {
             self.tiles.len()
         });
-        let mut non_finite = Vec::new();
+        let mut unusable = Vec::new();
         for (i, e) in self.tiles.iter().enumerate() {
             if e.feasible.is_empty() {
                 continue;
@@ -400,10 +407,10 @@ impl<'a> Selector<'a> {
                     cfg,
                     cycles,
                 };
-                if cycles.is_finite() {
+                if usable(cycles) {
                     scores.push(sc)
                 } else {
-                    non_finite.push(sc)
+                    unusable.push(sc)
                 }
             });
         }
@@ -412,7 +419,7 @@ impl<'a> Selector<'a> {
                 family: self.family.name().into(),
                 shape: format!("{}x{}x{} {}", p.m, p.n, p.k, p.dtype.name()),
                 gpu: self.gpu.name.clone(),
-                count: non_finite.len(),
+                count: unusable.len(),
             });
         }
         let best = self.best(p, &scores);
@@ -437,7 +444,7 @@ impl<'a> Selector<'a> {
                 })
                 .map(|(c, lat)| self.ranked_entry(c, lat))
                 .collect();
-            for sc in &non_finite {
+            for sc in &unusable {
                 let e = &self.tiles[sc.tile];
                 let launches = if self.score_rule.per_launch() {
                     sc.cfg..sc.cfg + 1
@@ -446,7 +453,7 @@ impl<'a> Selector<'a> {
                 };
                 for j in launches {
                     let mut r = self.ranked_entry(&e.feasible[j], sc.cycles);
-                    r.rejected = Some(NON_FINITE_REASON.into());
+                    r.rejected = Some(BAD_PREDICTION_REASON.into());
                     v.push(r);
                 }
             }
@@ -499,12 +506,12 @@ impl<'a> Selector<'a> {
 
     /// Predicted cycles of one config (its tile at `config.group_m`, adjusted for its
     /// launch); `None` when the config is not a feasible config of this selector or its
-    /// prediction is not finite.
+    /// prediction is not a finite positive number.
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         let (e, j) = self.find(config)?;
         let mut cycles = None;
         self.score_launches(e, p, config.group_m, j..j + 1, |_, c| cycles = Some(c));
-        cycles.filter(|c: &f64| c.is_finite())
+        cycles.filter(|c: &f64| usable(*c))
     }
 
     /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
@@ -740,6 +747,36 @@ mod tests {
                     assert_eq!(e.exit_code(), Exit::BadInput);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn negative_predictions_are_never_ranked() {
+        // Out-of-range constants (past the validation a file goes through) can drive a
+        // prediction below zero: such a config is rejected with its reason, never picked.
+        let doc = preset("h100-sxm").unwrap();
+        let p = Problem::new(1, 2, 10, Dtype::Fp16).unwrap();
+        let mut c = ModelConstants::default();
+        assert!(c.set_unvalidated("loop_overhead_cycles", -1e6));
+        let s = Selector::new(
+            &TritonFamily,
+            &doc.gpu,
+            &doc.params,
+            &c,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        match s.select(&p, true) {
+            Ok(sel) => {
+                assert!(sel.scores.iter().all(|x| x.cycles > 0.0));
+                assert!(sel.pick.latency_cycles > 0.0);
+                assert!(sel
+                    .rejected
+                    .iter()
+                    .any(|r| r.rejected.as_deref() == Some(BAD_PREDICTION_REASON)));
+            }
+            Err(e) => assert!(e.to_string().contains("not positive"), "{e}"),
         }
     }
 

@@ -71,9 +71,12 @@ pub fn parse_shapes(
     let mut out = Vec::new();
     for rec in rdr.records() {
         // The file's own line number: comments and blank lines count.
-        let rec = rec.map_err(|e| match e.position() {
-            Some(p) => err(format!("line {}: {e}", line_of(p.record()))),
-            None => err(e.to_string()),
+        let rec = rec.map_err(|e| {
+            let what = crate::input::csv_row_problem(&e);
+            match e.position() {
+                Some(p) => err(format!("line {}: {what}", line_of(p.record()))),
+                None => err(what),
+            }
         })?;
         let line = rec.position().map_or(0, |p| line_of(p.record()));
         let field = |c: usize, name: &str| -> Result<u64, ShapesError> {
@@ -129,6 +132,14 @@ mod tests {
             .to_string();
         assert!(e.contains("fp64"), "{e}");
         assert!(parse_shapes("M,N,K\n", "t.csv", Dtype::Fp16).is_err());
+    }
+
+    #[test]
+    fn a_short_row_names_its_own_line_once() {
+        let e = parse_shapes("M,N,K\n# a\n1,2,3\n4,5\n", "c.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "c.csv: line 4: 2 fields, but the header has 3");
     }
 
     #[test]

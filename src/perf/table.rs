@@ -185,7 +185,13 @@ pub fn parse_input(text: &str, origin: &str, need_tile: bool) -> Result<Vec<Inpu
     let mut rows = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
         let line = i + 2;
-        let rec = rec.map_err(|e| bad(origin, line, format!("malformed row: {e}")))?;
+        let rec = rec.map_err(|e| {
+            bad(
+                origin,
+                line,
+                format!("malformed row: {}", crate::input::csv_row_problem(&e)),
+            )
+        })?;
         let field = |idx: usize| rec.get(idx).unwrap_or("").trim();
         let size = |idx: usize, name: &str| -> Result<u64, PerfError> {
             match field(idx).parse::<u64>() {
