@@ -249,20 +249,23 @@ mod tests {
     }
 
     #[test]
-    fn the_notice_comes_before_the_constants_are_checked() {
+    fn a_bad_constant_in_the_file_names_the_file_and_the_field() {
         let dir = std::env::temp_dir().join(format!("origami-setup-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("badconst.json");
         std::fs::write(&file, r#"{"constants": {"nope": 1}}"#).unwrap();
         let mut r = req("h200", "triton", false);
         r.gpu_name = None;
-        r.override_file = Some(file);
-        let mut notice = None;
-        let e = setup_announcing(&r, |n| notice = Some(n.to_string()))
-            .err()
-            .unwrap();
-        assert!(matches!(e, SetupError::Constants(_)), "{e}");
-        assert!(notice.unwrap().contains(DEFAULT_PRESET));
+        r.override_file = Some(file.clone());
+        let e = setup(&r).err().unwrap();
+        assert!(matches!(e, SetupError::File(_)), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{HW_PARAMS_ENV}: {}: field 'constants.nope': unknown constant",
+                file.display()
+            )),
+            "{e}"
+        );
     }
 
     #[test]
