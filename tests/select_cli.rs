@@ -409,3 +409,78 @@ fn describe_refuses_shapes_and_other_formats() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// stdout and stderr of a successful run with `TRITONBLAS_HW_PARAMS` set to `file`.
+fn run_with_file(args: &[&str], file: &std::path::Path) -> (String, String) {
+    let out = cmd()
+        .args(args)
+        .env("TRITONBLAS_HW_PARAMS", file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "args {args:?}: {out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_full_document_is_said_to_supply_the_hardware_and_wins_over_gpu() {
+    let f = tmpfile("full-h200.json", include_str!("../calibrations/h200.json"));
+    let shown = f.display().to_string();
+    let shape = ["4096", "4096", "4096", "--format", "json"];
+    let (alone, err) = run_with_file(&shape, &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: hardware from the full document {shown} (TRITONBLAS_HW_PARAMS) ('NVIDIA H200')\n"
+        )
+    );
+    let mut with_gpu = shape.to_vec();
+    with_gpu.extend(["--gpu", "a100"]);
+    let (out, err) = run_with_file(&with_gpu, &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: hardware from the full document {shown} (TRITONBLAS_HW_PARAMS) ('NVIDIA H200'); --gpu a100 is ignored\n"
+        )
+    );
+    // The file's hardware is used, and stdout carries no notice.
+    assert_eq!(out, alone);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(j.to_string().contains("NVIDIA H200"), "{out}");
+    assert!(!j.to_string().contains("A100"), "{out}");
+    // --describe says it too.
+    let (_, err) = run_with_file(&["--describe", "--gpu", "b200"], &f);
+    assert!(err.ends_with("; --gpu b200 is ignored\n"), "{err}");
+}
+
+#[test]
+fn a_flat_override_is_said_with_its_preset() {
+    let f = tmpfile(
+        "flat-some.json",
+        r#"{"mma_latency": 30, "constants": {"tie_band": 0.02}}"#,
+    );
+    let shown = f.display().to_string();
+    let (out, err) = run_with_file(&["4096", "4096", "4096", "--gpu", "a100"], &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: preset 'a100' with 1 parameter and 1 constant from {shown} (TRITONBLAS_HW_PARAMS)\n"
+        )
+    );
+    assert!(out.contains("pick:"), "{out}");
+    let (_, err) = run_with_file(&["4096", "4096", "4096"], &f);
+    assert!(
+        err.starts_with(&format!(
+            "origami-select: no GPU found; using the embedded preset 'h100-sxm' with 1 parameter and 1 constant from {shown} (TRITONBLAS_HW_PARAMS) (choose the preset with --gpu NAME: "
+        )) && err.lines().count() == 1,
+        "{err}"
+    );
+    // No file, a named preset: nothing to say.
+    let out = cmd()
+        .args(["4096", "4096", "4096", "--gpu", "a100"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
