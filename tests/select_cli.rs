@@ -484,3 +484,66 @@ fn a_flat_override_is_said_with_its_preset() {
         .unwrap();
     assert!(out.stderr.is_empty(), "{out:?}");
 }
+
+#[test]
+fn the_origami_family_refuses_what_its_kernel_cannot_run_with_the_runners_reason() {
+    let reason = "K = 7 is not a multiple of 8: the origami kernel loads rows of A and B in 16-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to 8";
+    // The runner's line (refused before any GPU is looked for).
+    let out = Command::cargo_bin("origami-bench")
+        .unwrap()
+        .args(["run", "128", "128", "7"])
+        .env("ORIGAMI_NO_GPU", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("origami-bench: error: {reason}\n")
+    );
+    // The selector's: the same reason after the flag it comes from.
+    let out = cmd()
+        .args(["--family", "origami", "128", "128", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("origami-select: error: --family origami: {reason}\n")
+    );
+    fails_with(
+        &["--family", "origami", "2147483648", "64", "64"],
+        None,
+        &["M = 2147483648 does not fit the kernel's int argument"],
+    );
+    // Batch mode: one bad row refuses the whole list, naming its line; nothing is written.
+    let f = tmpfile("k7.csv", "M,N,K\n# one comment\n64,64,64\n\n128,128,7\n");
+    for fmt in ["text", "csv", "json"] {
+        let out = cmd()
+            .args(["--family", "origami", "--shapes", f.to_str().unwrap()])
+            .args(["--format", fmt])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{fmt}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "origami-select: error: --shapes {}: line 5: --family origami: {reason}\n",
+                f.display()
+            )
+        );
+    }
+    // Triton's kernel masks its loads along K, and the seed family has no kernel here: both
+    // rank K = 7.
+    for fam in ["triton", "seed"] {
+        cmd()
+            .args(["--family", fam, "128", "128", "7"])
+            .assert()
+            .success();
+        cmd()
+            .args(["--family", fam, "--shapes", f.to_str().unwrap()])
+            .assert()
+            .success();
+    }
+}
