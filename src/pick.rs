@@ -1,7 +1,8 @@
 //! `origami-select`'s job as a library: the request checked in the order the tool reports
-//! errors (input type, family, model, `--top`, the shapes, then the hardware tiers and
-//! constants), one selector per input type, and each shape's selection handed to a report
-//! writer as soon as it is made (`report::selection`).
+//! errors (input type, family, model, `--top`, the shapes, whether the family's kernel can
+//! run each of them, then the hardware tiers and constants), one selector per input type,
+//! and each shape's selection handed to a report writer as soon as it is made
+//! (`report::selection`).
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -12,7 +13,7 @@ use crate::dtype::{Dtype, UnknownDtype};
 use crate::exit::{Exit, ToExit};
 use crate::hw::DeviceProps;
 use crate::model::problem::{parse_dim, DimError};
-use crate::model::shapes::{read_shapes, ShapesError};
+use crate::model::shapes::{read_shape_rows, ShapesError};
 use crate::model::{Problem, Selector};
 use crate::report::selection::{BatchRow, Listing, SelectionReport, SelectionWriter};
 use crate::setup::{
@@ -41,6 +42,20 @@ pub enum PickError {
     Shapes(#[from] ShapesError),
     #[error("--shapes {}: {}", path.display(), PickError::UnsupportedDtype(*dtype))]
     ShapeDtype { path: PathBuf, dtype: Dtype },
+    /// The family's kernel cannot run the shape (`KernelFamily::problem_violation`).
+    #[error("--family {family}: {reason}")]
+    Unrunnable {
+        family: &'static str,
+        reason: String,
+    },
+    /// A row of the shape list the family's kernel cannot run: the whole list is refused.
+    #[error("--shapes {}: line {line}: --family {family}: {reason}", path.display())]
+    UnrunnableRow {
+        path: PathBuf,
+        line: usize,
+        family: &'static str,
+        reason: String,
+    },
     #[error(transparent)]
     Setup(#[from] SetupError),
     #[error(transparent)]
@@ -110,12 +125,27 @@ impl PickRequest {
         notice: impl FnOnce(&str),
     ) -> Result<PickJob, PickError> {
         let dtype = supported_dtype(self.dtype.parse::<Dtype>()?)?;
-        family_named(&self.family)?;
+        let family = family_named(&self.family)?;
         variant_named(&self.model)?;
         if self.listing.top == 0 {
             return Err(PickError::NoTop);
         }
-        let problems = self.problems(dtype)?;
+        let rows = self.problems(dtype)?;
+        for (line, p) in &rows {
+            if let Some(reason) = family.problem_violation(p) {
+                let family = family.name();
+                return Err(match (&self.shapes, line) {
+                    (Some(path), Some(line)) => PickError::UnrunnableRow {
+                        path: path.clone(),
+                        line: *line,
+                        family,
+                        reason,
+                    },
+                    _ => PickError::Unrunnable { family, reason },
+                });
+            }
+        }
+        let problems = rows.into_iter().map(|(_, p)| p).collect();
         let device = if self.gpu.is_none() { detect() } else { None };
         let request = SetupRequest {
             device,
@@ -134,30 +164,33 @@ impl PickRequest {
         })
     }
 
-    /// The shapes asked for: the list's rows, or M N K with `dtype`.
-    fn problems(&self, dtype: Dtype) -> Result<Vec<Problem>, PickError> {
+    /// The shapes asked for: the list's rows with their lines, or M N K with `dtype`.
+    fn problems(&self, dtype: Dtype) -> Result<Vec<(Option<usize>, Problem)>, PickError> {
         if let Some(path) = &self.shapes {
             if self.sizes[0].is_some() {
                 return Err(PickError::SizesAndShapes);
             }
-            let v = read_shapes(path, dtype)?;
-            if let Some(p) = v.iter().find(|p| !SELECT_DTYPES.contains(&p.dtype)) {
+            let v = read_shape_rows(path, dtype)?;
+            if let Some(r) = v.iter().find(|r| !SELECT_DTYPES.contains(&r.problem.dtype)) {
                 return Err(PickError::ShapeDtype {
                     path: path.clone(),
-                    dtype: p.dtype,
+                    dtype: r.problem.dtype,
                 });
             }
-            return Ok(v);
+            return Ok(v.into_iter().map(|r| (Some(r.line), r.problem)).collect());
         }
         let [Some(m), Some(n), Some(k)] = &self.sizes else {
             return Err(PickError::MissingSizes);
         };
-        Ok(vec![Problem {
-            m: parse_dim("M", m)?,
-            n: parse_dim("N", n)?,
-            k: parse_dim("K", k)?,
-            dtype,
-        }])
+        Ok(vec![(
+            None,
+            Problem {
+                m: parse_dim("M", m)?,
+                n: parse_dim("N", n)?,
+                k: parse_dim("K", k)?,
+                dtype,
+            },
+        )])
     }
 }
 

@@ -11,7 +11,7 @@ use crate::exit::{Exit, ToExit};
 use crate::hw::fitted::apply_fitted;
 use crate::hw::presets::{preset_names, DEFAULT_PRESET};
 use crate::hw::resolve::ResolveError;
-use crate::hw::{resolve, DeviceProps, ResolveInput, Resolved, HW_PARAMS_ENV};
+use crate::hw::{resolve, DeviceProps, FileUse, ResolveInput, Resolved, HW_PARAMS_ENV};
 use crate::model::family::{family, KernelFamily, FAMILY_NAMES};
 use crate::model::select::NoFeasibleConfig;
 use crate::model::{ModelConstants, Selector, Variant};
@@ -122,9 +122,9 @@ pub fn setup(req: &SetupRequest) -> Result<Setup, SetupError> {
     setup_announcing(req, |_| {})
 }
 
-/// [`setup`], handing `notice` the default-preset notice (when no GPU was found and no
-/// preset named) as soon as the hardware is resolved: before the constants are checked,
-/// so that a tool shows it even when they then fail.
+/// [`setup`], handing `notice` the line that says which hardware is used (see
+/// [`hardware_notice`]) as soon as the hardware is resolved: before the constants are
+/// checked, so that a tool shows it even when they then fail.
 pub fn setup_announcing(
     req: &SetupRequest,
     notice: impl FnOnce(&str),
@@ -136,7 +136,7 @@ pub fn setup_announcing(
         gpu_name: req.gpu_name.clone(),
         override_file: req.override_file.clone(),
     })?;
-    if let Some(text) = default_preset_notice(&resolved) {
+    if let Some(text) = hardware_notice(req, &resolved) {
         notice(&text);
     }
     if !req.no_fitted {
@@ -149,6 +149,74 @@ pub fn setup_announcing(
         family,
         variant,
     })
+}
+
+/// The line a tool prints on stderr to say which hardware it uses, when that is not
+/// simply the GPU found or the preset named:
+///
+/// - no GPU found and no preset named: the default preset, and how to choose another;
+/// - a full document in `TRITONBLAS_HW_PARAMS`: that file supplies the GPU and every
+///   parameter (the highest tier), so `--gpu NAME` or the GPU found is ignored, and the
+///   line says so;
+/// - a flat override: the preset or GPU beneath it, and how many values the file changes.
+pub fn hardware_notice(req: &SetupRequest, res: &Resolved) -> Option<String> {
+    let file_note = |path: &std::path::Path| format!("{} ({HW_PARAMS_ENV})", path.display());
+    match &res.file {
+        Some(FileUse::Full { path, gpu }) => Some(match (&req.gpu_name, &req.device) {
+            (Some(name), _) => format!(
+                "hardware from the full document {} ('{gpu}'); --gpu {name} is ignored",
+                file_note(path)
+            ),
+            (None, Some(dev)) => format!(
+                "hardware from the full document {} ('{gpu}'); the GPU found ('{}') is ignored",
+                file_note(path),
+                dev.name
+            ),
+            (None, None) => format!(
+                "hardware from the full document {} ('{gpu}')",
+                file_note(path)
+            ),
+        }),
+        Some(FileUse::Flat {
+            path,
+            params,
+            constants,
+        }) => {
+            let values = flat_values(*params, *constants);
+            let from = file_note(path);
+            Some(if res.used_default_preset {
+                format!(
+                    "no GPU found; using the embedded preset '{DEFAULT_PRESET}' with {values} from {from} (choose the preset with --gpu NAME: {})",
+                    preset_names()
+                )
+            } else if let Some(name) = &req.gpu_name {
+                format!(
+                    "preset '{}' with {values} from {from}",
+                    name.trim().to_ascii_lowercase()
+                )
+            } else if let Some(dev) = &req.device {
+                format!("the GPU found ('{}') with {values} from {from}", dev.name)
+            } else {
+                format!("{} with {values} from {from}", res.gpu_source)
+            })
+        }
+        None => res.used_default_preset.then(|| {
+            format!(
+                "no GPU found; using the embedded preset '{DEFAULT_PRESET}' (choose with --gpu NAME: {})",
+                preset_names()
+            )
+        }),
+    }
+}
+
+/// "1 parameter and 3 constants", "2 parameters", "1 constant".
+fn flat_values(params: usize, constants: usize) -> String {
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    match (params, constants) {
+        (p, 0) => count(p, "parameter"),
+        (0, c) => count(c, "constant"),
+        (p, c) => format!("{} and {}", count(p, "parameter"), count(c, "constant")),
+    }
 }
 
 /// The model constants of a resolution: the defaults with every tier's overrides applied.
@@ -174,20 +242,6 @@ impl Setup {
             source,
         })
     }
-
-    /// The notice a tool prints on stderr when no GPU was found and no preset was named.
-    pub fn default_preset_notice(&self) -> Option<String> {
-        default_preset_notice(&self.resolved)
-    }
-}
-
-fn default_preset_notice(res: &Resolved) -> Option<String> {
-    res.used_default_preset.then(|| {
-        format!(
-            "no GPU found; using the embedded preset '{DEFAULT_PRESET}' (choose with --gpu NAME: {})",
-            preset_names()
-        )
-    })
 }
 
 /// Properties of GPU 0 when a driver and a GPU are present; `None` otherwise, or when
@@ -229,7 +283,6 @@ mod tests {
         assert_eq!(s.constants, ModelConstants::default());
         let s = setup(&req("a100", "triton", false)).unwrap();
         assert_eq!(s.constants, ModelConstants::default());
-        assert!(s.default_preset_notice().is_none());
     }
 
     #[test]
@@ -248,30 +301,116 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_notice_comes_before_the_constants_are_checked() {
+    fn file(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("origami-setup-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("badconst.json");
-        std::fs::write(&file, r#"{"constants": {"nope": 1}}"#).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    /// The notice `setup_announcing` gives for a request, and the setup's result.
+    fn notice_of(r: &SetupRequest) -> (Option<String>, Result<Setup, SetupError>) {
+        let mut notice = None;
+        let s = setup_announcing(r, |n| notice = Some(n.to_string()));
+        (notice, s)
+    }
+
+    #[test]
+    fn a_bad_constant_in_the_file_names_the_file_and_the_field() {
+        let f = file("badconst.json", r#"{"constants": {"nope": 1}}"#);
         let mut r = req("h200", "triton", false);
         r.gpu_name = None;
-        r.override_file = Some(file);
-        let mut notice = None;
-        let e = setup_announcing(&r, |n| notice = Some(n.to_string()))
-            .err()
-            .unwrap();
-        assert!(matches!(e, SetupError::Constants(_)), "{e}");
-        assert!(notice.unwrap().contains(DEFAULT_PRESET));
+        r.override_file = Some(f.clone());
+        let (notice, s) = notice_of(&r);
+        let e = s.err().unwrap();
+        assert!(matches!(e, SetupError::File(_)), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{HW_PARAMS_ENV}: {}: field 'constants.nope': unknown constant",
+                f.display()
+            )),
+            "{e}"
+        );
+        assert!(
+            notice.is_none(),
+            "a file that does not load supplies nothing"
+        );
     }
 
     #[test]
     fn the_default_preset_is_announced() {
         let mut r = req("h200", "origami", false);
         r.gpu_name = None;
-        let s = setup(&r).unwrap();
-        let notice = s.default_preset_notice().unwrap();
-        assert!(notice.contains(DEFAULT_PRESET), "{notice}");
-        assert!(s.selector(Dtype::Fp16).is_ok());
+        let (notice, s) = notice_of(&r);
+        let notice = notice.unwrap();
+        assert!(
+            notice.starts_with(
+                "no GPU found; using the embedded preset 'h100-sxm' (choose with --gpu NAME: "
+            ),
+            "{notice}"
+        );
+        assert!(s.unwrap().selector(Dtype::Fp16).is_ok());
+        // A named preset needs no notice.
+        assert!(notice_of(&req("a100", "origami", false)).0.is_none());
+    }
+
+    #[test]
+    fn a_full_document_says_it_supplies_the_hardware_and_what_it_overrides() {
+        let full = file("full.json", include_str!("../calibrations/h200.json"));
+        let shown = full.display().to_string();
+        let mut r = req("a100", "triton", false);
+        r.override_file = Some(full);
+        let (notice, s) = notice_of(&r);
+        assert_eq!(
+            notice.unwrap(),
+            format!("hardware from the full document {shown} ({HW_PARAMS_ENV}) ('NVIDIA H200'); --gpu a100 is ignored")
+        );
+        assert_eq!(s.unwrap().resolved.gpu.name, "NVIDIA H200");
+        r.gpu_name = None;
+        assert_eq!(
+            notice_of(&r).0.unwrap(),
+            format!("hardware from the full document {shown} ({HW_PARAMS_ENV}) ('NVIDIA H200')")
+        );
+        r.device = Some(DeviceProps {
+            name: "Tesla T4".into(),
+            compute_capability: [7, 5],
+            sm_count: 40,
+            l2_bytes: 4 << 20,
+            smem_per_block_optin_bytes: 65536,
+            registers_per_sm: 65536,
+            sm_clock_mhz: 1590.0,
+            mem_clock_mhz: 5001.0,
+            mem_bus_width_bits: 256,
+        });
+        assert!(notice_of(&r)
+            .0
+            .unwrap()
+            .ends_with("; the GPU found ('Tesla T4') is ignored"));
+    }
+
+    #[test]
+    fn a_flat_override_says_what_it_changes_on_which_preset() {
+        let flat = file(
+            "flat.json",
+            r#"{"mma_latency": 40, "constants": {"tie_band": 0.02, "occupancy": 2}}"#,
+        );
+        let shown = flat.display().to_string();
+        let mut r = req("a100", "triton", false);
+        r.override_file = Some(flat);
+        assert_eq!(
+            notice_of(&r).0.unwrap(),
+            format!(
+                "preset 'a100' with 1 parameter and 2 constants from {shown} ({HW_PARAMS_ENV})"
+            )
+        );
+        r.gpu_name = None;
+        let notice = notice_of(&r).0.unwrap();
+        assert!(
+            notice.starts_with(&format!("no GPU found; using the embedded preset 'h100-sxm' with 1 parameter and 2 constants from {shown} ({HW_PARAMS_ENV}) (choose the preset with --gpu NAME: ")),
+            "{notice}"
+        );
+        assert_eq!(flat_values(2, 0), "2 parameters");
+        assert_eq!(flat_values(0, 1), "1 constant");
     }
 }

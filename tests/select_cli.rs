@@ -409,3 +409,141 @@ fn describe_refuses_shapes_and_other_formats() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// stdout and stderr of a successful run with `TRITONBLAS_HW_PARAMS` set to `file`.
+fn run_with_file(args: &[&str], file: &std::path::Path) -> (String, String) {
+    let out = cmd()
+        .args(args)
+        .env("TRITONBLAS_HW_PARAMS", file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "args {args:?}: {out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_full_document_is_said_to_supply_the_hardware_and_wins_over_gpu() {
+    let f = tmpfile("full-h200.json", include_str!("../calibrations/h200.json"));
+    let shown = f.display().to_string();
+    let shape = ["4096", "4096", "4096", "--format", "json"];
+    let (alone, err) = run_with_file(&shape, &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: hardware from the full document {shown} (TRITONBLAS_HW_PARAMS) ('NVIDIA H200')\n"
+        )
+    );
+    let mut with_gpu = shape.to_vec();
+    with_gpu.extend(["--gpu", "a100"]);
+    let (out, err) = run_with_file(&with_gpu, &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: hardware from the full document {shown} (TRITONBLAS_HW_PARAMS) ('NVIDIA H200'); --gpu a100 is ignored\n"
+        )
+    );
+    // The file's hardware is used, and stdout carries no notice.
+    assert_eq!(out, alone);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(j.to_string().contains("NVIDIA H200"), "{out}");
+    assert!(!j.to_string().contains("A100"), "{out}");
+    // --describe says it too.
+    let (_, err) = run_with_file(&["--describe", "--gpu", "b200"], &f);
+    assert!(err.ends_with("; --gpu b200 is ignored\n"), "{err}");
+}
+
+#[test]
+fn a_flat_override_is_said_with_its_preset() {
+    let f = tmpfile(
+        "flat-some.json",
+        r#"{"mma_latency": 30, "constants": {"tie_band": 0.02}}"#,
+    );
+    let shown = f.display().to_string();
+    let (out, err) = run_with_file(&["4096", "4096", "4096", "--gpu", "a100"], &f);
+    assert_eq!(
+        err,
+        format!(
+            "origami-select: preset 'a100' with 1 parameter and 1 constant from {shown} (TRITONBLAS_HW_PARAMS)\n"
+        )
+    );
+    assert!(out.contains("pick:"), "{out}");
+    let (_, err) = run_with_file(&["4096", "4096", "4096"], &f);
+    assert!(
+        err.starts_with(&format!(
+            "origami-select: no GPU found; using the embedded preset 'h100-sxm' with 1 parameter and 1 constant from {shown} (TRITONBLAS_HW_PARAMS) (choose the preset with --gpu NAME: "
+        )) && err.lines().count() == 1,
+        "{err}"
+    );
+    // No file, a named preset: nothing to say.
+    let out = cmd()
+        .args(["4096", "4096", "4096", "--gpu", "a100"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn the_origami_family_refuses_what_its_kernel_cannot_run_with_the_runners_reason() {
+    let reason = "K = 7 is not a multiple of 8: the origami kernel loads rows of A and B in 16-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to 8";
+    // The runner's line (refused before any GPU is looked for).
+    let out = Command::cargo_bin("origami-bench")
+        .unwrap()
+        .args(["run", "128", "128", "7"])
+        .env("ORIGAMI_NO_GPU", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("origami-bench: error: {reason}\n")
+    );
+    // The selector's: the same reason after the flag it comes from.
+    let out = cmd()
+        .args(["--family", "origami", "128", "128", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("origami-select: error: --family origami: {reason}\n")
+    );
+    fails_with(
+        &["--family", "origami", "2147483648", "64", "64"],
+        None,
+        &["M = 2147483648 does not fit the kernel's int argument"],
+    );
+    // Batch mode: one bad row refuses the whole list, naming its line; nothing is written.
+    let f = tmpfile("k7.csv", "M,N,K\n# one comment\n64,64,64\n\n128,128,7\n");
+    for fmt in ["text", "csv", "json"] {
+        let out = cmd()
+            .args(["--family", "origami", "--shapes", f.to_str().unwrap()])
+            .args(["--format", fmt])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{fmt}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "origami-select: error: --shapes {}: line 5: --family origami: {reason}\n",
+                f.display()
+            )
+        );
+    }
+    // Triton's kernel masks its loads along K, and the seed family has no kernel here: both
+    // rank K = 7.
+    for fam in ["triton", "seed"] {
+        cmd()
+            .args(["--family", fam, "128", "128", "7"])
+            .assert()
+            .success();
+        cmd()
+            .args(["--family", fam, "--shapes", f.to_str().unwrap()])
+            .assert()
+            .success();
+    }
+}

@@ -34,7 +34,9 @@ enum Format {
 /// Hardware parameters come from three tiers (lowest to highest): derived from the GPU's
 /// properties, the embedded calibration for this GPU model, and the file named by
 /// TRITONBLAS_HW_PARAMS (a full calibration or a flat object with some of the five
-/// parameters). With no GPU, an embedded preset is used (--gpu NAME).
+/// parameters). With no GPU, an embedded preset is used (--gpu NAME). A full calibration
+/// in TRITONBLAS_HW_PARAMS supplies the GPU and every parameter: it wins over --gpu and the
+/// GPU found, and stderr says so; stderr also names the preset a flat file changes.
 #[derive(Parser, Debug)]
 #[command(
     name = "origami-select",
@@ -54,7 +56,8 @@ struct Args {
     /// Input element type: fp16, bf16, fp8, fp32.
     #[arg(long, default_value = "fp16")]
     dtype: String,
-    /// Use this GPU's embedded preset instead of the GPU found (rtx4090, h100-sxm, h200, a100, b200).
+    /// Use this GPU's embedded preset instead of the GPU found (rtx4090, h100-sxm, h200, a100,
+    /// b200); ignored, with a line on stderr, when TRITONBLAS_HW_PARAMS is a full calibration.
     #[arg(long)]
     gpu: Option<String>,
     /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul), origami

@@ -1,5 +1,8 @@
 //! `origami-calibrate --check FILE`: validate a calibration file without a GPU. Every file
-//! goes through the schema loader (`hw::load`, field-named errors) and plausibility ranges;
+//! first goes through the one validation of hardware documents that every tool applies
+//! (`hw::load`: schema, ranges of the GPU description and the parameters, the constants'
+//! names and ranges; field-named errors), so a file that passes here is one the selector
+//! accepts; then through this module's own checks: plausibility ranges;
 //! a measured file must also carry its provenance (tool version, date, driver, runs), the
 //! measurements the five parameters come from, a CoV at or below the threshold for every
 //! measurement, parameters that agree with its own measurements (recomputed with the same

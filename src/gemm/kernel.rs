@@ -1,8 +1,8 @@
 //! One `origami_gemm` instance per configuration (docs/gemm-kernel.md, "Interface"): the
-//! module to compile for a config, the launch shape, the alignment rule, the error bound
-//! per dtype, and the L2 rotation count. The config rule itself (validity, shared memory,
-//! warp grid, defines) is the origami family's (`model::family::origami`); this module
-//! asks it. Pure functions; the GPU side is `runner`.
+//! module to compile for a config, the launch shape, the error bound per dtype, and the L2
+//! rotation count. The config and problem rules themselves (validity, shared memory, warp
+//! grid, defines, the alignment rule) are the origami family's (`model::family::origami`);
+//! this module asks it. Pure functions; the GPU side is `runner`.
 
 use crate::dtype::Dtype;
 use crate::gpu::{LaunchDims, ModuleSpec};
@@ -34,25 +34,15 @@ pub fn check_dtype(dtype: Dtype) -> Result<(), GemmError> {
     }
 }
 
-/// The alignment rule: K % 8 == 0 (every 16-byte cp.async chunk of a row is inside or
-/// outside the matrix); M, N, K fit the kernel's `int` arguments.
+/// Whether the kernel can run a problem: its input type, then the family's rule for the
+/// sizes (K a multiple of 8, M, N, K within `int`; `origami::problem_violation`), which
+/// the selector applies too.
 pub fn check_problem(p: &Problem) -> Result<(), GemmError> {
     check_dtype(p.dtype)?;
-    if p.k % 8 != 0 {
-        return Err(GemmError::BadInput(format!(
-            "K = {} is not a multiple of 8: the origami kernel loads rows of A and B in 16-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to {}",
-            p.k,
-            p.k.div_ceil(8) * 8
-        )));
+    match origami::problem_violation(p) {
+        Some(why) => Err(GemmError::BadInput(why)),
+        None => Ok(()),
     }
-    for (name, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
-        if v > i32::MAX as u64 {
-            return Err(GemmError::BadInput(format!(
-                "{name} = {v} does not fit the kernel's int argument"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Whether a config is an instance of the kernel (the family's rule; shared memory

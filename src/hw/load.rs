@@ -2,11 +2,19 @@
 //! holding some of the five model parameters (and optionally `constants`), as accepted by
 //! `TRITONBLAS_HW_PARAMS` (the NVIDIA port report, section 4.1, tier 3). Every failure
 //! names the file and the field.
+//!
+//! [`parse_str`] is the one validation of a document: its schema, the parameters' and the
+//! GPU description's ranges, and the constants' names and ranges (the table's rule in
+//! `model::constants`). Every tool reads a file through it: the tier resolution
+//! (`hw::resolve`, hence `origami-select` and the others) and `origami-calibrate --check`,
+//! which adds its own checks of a calibration (provenance, CoV, plausibility) on top. A
+//! file that loads here is one the selector accepts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::schema::{HwDoc, ModelParams, PARAM_NAMES, SCHEMA_VERSION};
+use crate::model::constants::check_constant;
 
 /// Why a hardware document was rejected.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +106,7 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<HwFile, HwError> {
                 })?;
                 ov.constants.insert(ck.clone(), x);
             }
+            validate_constants(&ov.constants, &path)?;
             continue;
         }
         if !PARAM_NAMES.contains(&key.as_str()) {
@@ -169,6 +178,14 @@ fn prefix_field(e: HwError, prefix: &str) -> HwError {
     }
 }
 
+/// The shared memory every CUDA GPU gives a block without opting in: the opt-in limit is
+/// never below it.
+pub const MIN_SMEM_PER_BLOCK_BYTES: u64 = 48 * 1024;
+/// The lowest per-thread register limit of a CUDA GPU (compute capability 2.x and 3.0).
+pub const MIN_REGISTERS_PER_THREAD: u32 = 63;
+/// The highest per-thread register limit of a CUDA GPU (compute capability 3.2 on).
+pub const MAX_REGISTERS_PER_THREAD: u32 = 255;
+
 /// Semantic checks of a full document beyond its shape.
 pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
     validate_params(&doc.params, path)?;
@@ -208,14 +225,46 @@ pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
     if g.mma_shape.contains(&0) {
         return Err(field("mma_shape", "entries must be positive"));
     }
-    for (k, v) in &doc.constants {
-        if !v.is_finite() {
-            return Err(HwError::Field {
-                path: path.to_path_buf(),
-                field: format!("constants.{k}"),
-                msg: "must be finite".into(),
-            });
-        }
+    let [major, minor] = g.compute_capability;
+    if !(1..=99).contains(&major) || minor > 9 {
+        return Err(field(
+            "compute_capability",
+            &format!("must be [major, minor] with major 1 to 99 and minor 0 to 9 (got [{major}, {minor}])"),
+        ));
+    }
+    // Below these no config of a kernel family fits, and every tool would refuse the file.
+    if g.smem_per_block_optin_bytes < MIN_SMEM_PER_BLOCK_BYTES {
+        return Err(field(
+            "smem_per_block_optin_bytes",
+            &format!(
+                "must be at least {MIN_SMEM_PER_BLOCK_BYTES} (48 KiB, what every CUDA GPU gives a block without opting in; got {})",
+                g.smem_per_block_optin_bytes
+            ),
+        ));
+    }
+    if !(MIN_REGISTERS_PER_THREAD..=MAX_REGISTERS_PER_THREAD).contains(&g.max_registers_per_thread)
+    {
+        return Err(field(
+            "max_registers_per_thread",
+            &format!(
+                "must be {MIN_REGISTERS_PER_THREAD} to {MAX_REGISTERS_PER_THREAD}, the limits of CUDA GPUs (got {})",
+                g.max_registers_per_thread
+            ),
+        ));
+    }
+    validate_constants(&doc.constants, path)
+}
+
+/// The model's constants of a document, flat or full: known names, values in their ranges
+/// (the table's rule, `model::constants::check_constant`), so that a file that loads is one
+/// every tool can use.
+pub fn validate_constants(constants: &BTreeMap<String, f64>, path: &Path) -> Result<(), HwError> {
+    for (name, v) in constants {
+        check_constant(name, *v).map_err(|e| HwError::Field {
+            path: path.to_path_buf(),
+            field: format!("constants.{}", e.name),
+            msg: e.msg,
+        })?;
     }
     Ok(())
 }
@@ -275,6 +324,67 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing field"), "{e}");
+    }
+
+    #[test]
+    fn constants_are_checked_in_both_forms_with_the_tables_rule() {
+        let full = |constants: &str| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(include_str!("../../calibrations/a100.json")).unwrap();
+            v["constants"] = serde_json::from_str(constants).unwrap();
+            v.to_string()
+        };
+        for (constants, want) in [
+            (
+                r#"{"tie_band": 5}"#,
+                "t.json: field 'constants.tie_band': must be at most 1 (got 5)",
+            ),
+            (
+                r#"{"tp_smooth_exponent": 0.5}"#,
+                "t.json: field 'constants.tp_smooth_exponent': must be 0 (off) or at least 1 (got 0.5)",
+            ),
+            (
+                r#"{"setup_cycles": -1}"#,
+                "t.json: field 'constants.setup_cycles': must be a finite non-negative number (got -1)",
+            ),
+        ] {
+            let flat = format!(r#"{{"constants": {constants}}}"#);
+            for text in [flat, full(constants)] {
+                assert_eq!(parse_str(&text, p()).unwrap_err().to_string(), want);
+            }
+        }
+        let e = parse_str(r#"{"constants": {"nope": 1}}"#, p())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.json: field 'constants.nope': unknown constant (known: "),
+            "{e}"
+        );
+        assert!(parse_str(&full(r#"{"tie_band": 0.02, "tp_smooth_exponent": 2}"#), p()).is_ok());
+    }
+
+    #[test]
+    fn a_gpu_no_family_fits_is_refused() {
+        let with = |field: &str, v: serde_json::Value| {
+            let mut doc: serde_json::Value =
+                serde_json::from_str(include_str!("../../calibrations/a100.json")).unwrap();
+            doc["gpu"][field] = v;
+            parse_str(&doc.to_string(), p()).map_err(|e| e.to_string())
+        };
+        let e = with("smem_per_block_optin_bytes", 4096.into()).unwrap_err();
+        assert!(
+            e.contains("gpu.smem_per_block_optin_bytes") && e.contains("at least 49152"),
+            "{e}"
+        );
+        assert!(with("smem_per_block_optin_bytes", 49152.into()).is_ok());
+        for bad in [1, 62, 256] {
+            let e = with("max_registers_per_thread", bad.into()).unwrap_err();
+            assert!(e.contains("must be 63 to 255"), "{e}");
+        }
+        assert!(with("max_registers_per_thread", 63.into()).is_ok());
+        let e = with("compute_capability", serde_json::json!([4294967295u32, 0])).unwrap_err();
+        assert!(e.contains("gpu.compute_capability"), "{e}");
+        assert!(with("compute_capability", serde_json::json!([8, 10])).is_err());
     }
 
     #[test]

@@ -10,5 +10,5 @@ pub mod resolve;
 pub mod schema;
 
 pub use derive::DeviceProps;
-pub use resolve::{resolve, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};
+pub use resolve::{resolve, FileUse, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};
 pub use schema::{GpuDesc, HwDoc, ModelParams};

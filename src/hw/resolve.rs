@@ -84,6 +84,22 @@ pub struct Resolved {
     pub constants: BTreeMap<String, (f64, Tier)>,
     /// Set when no GPU was found and no `--gpu` was given: the default preset was used.
     pub used_default_preset: bool,
+    /// What the override file supplied, when one was given.
+    pub file: Option<FileUse>,
+}
+
+/// What the override file (`TRITONBLAS_HW_PARAMS`) supplied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileUse {
+    /// A full document: the GPU description and every parameter (the device or preset
+    /// beneath it supplies nothing but constants the file leaves out).
+    Full { path: PathBuf, gpu: String },
+    /// A flat override merged over the lower tiers: this many parameters and constants.
+    Flat {
+        path: PathBuf,
+        params: usize,
+        constants: usize,
+    },
 }
 
 /// Resolution failure.
@@ -132,6 +148,7 @@ fn from_preset(name: &str, used_default: bool) -> Result<Resolved, ResolveError>
             .map(|(k, v)| (k, (v, tier.clone())))
             .collect(),
         used_default_preset: used_default,
+        file: None,
     })
 }
 
@@ -149,6 +166,7 @@ fn base(input: &ResolveInput) -> Result<Resolved, ResolveError> {
         tiers: all_tiers(&Tier::Derived),
         constants: BTreeMap::new(),
         used_default_preset: false,
+        file: None,
     };
     if let Some(name) = preset_for_device(&dev.name) {
         let p = from_preset(name, false)?;
@@ -163,6 +181,10 @@ fn apply_file(r: &mut Resolved, path: &Path) -> Result<(), ResolveError> {
     let tier = Tier::File(path.to_path_buf());
     match load_file(path)? {
         HwFile::Full(doc) => {
+            r.file = Some(FileUse::Full {
+                path: path.to_path_buf(),
+                gpu: doc.gpu.name.clone(),
+            });
             r.gpu = doc.gpu;
             r.gpu_source = format!("file {}", path.display());
             r.params = doc.params;
@@ -172,6 +194,11 @@ fn apply_file(r: &mut Resolved, path: &Path) -> Result<(), ResolveError> {
             }
         }
         HwFile::Override(ov) => {
+            r.file = Some(FileUse::Flat {
+                path: path.to_path_buf(),
+                params: ov.params.len(),
+                constants: ov.constants.len(),
+            });
             for (k, v) in ov.params {
                 let name = PARAM_NAMES
                     .iter()
@@ -224,6 +251,35 @@ mod tests {
         assert_eq!(r.params.l2_perf_ratio, 1896.0);
         assert_eq!(r.tiers["mma_latency"].label(), "file");
         assert_eq!(r.tiers["l2_perf_ratio"].label(), "preset");
+        assert!(matches!(
+            r.file,
+            Some(FileUse::Flat {
+                params: 1,
+                constants: 0,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_full_document_supplies_the_gpu_whatever_the_preset() {
+        let p = tmp("full.json", include_str!("../../calibrations/h200.json"));
+        let r = resolve(&ResolveInput {
+            gpu_name: Some("a100".into()),
+            override_file: Some(p.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(r.gpu.name, "NVIDIA H200");
+        assert_eq!(r.tiers["l2_perf_ratio"], Tier::File(p.clone()));
+        assert_eq!(
+            r.file,
+            Some(FileUse::Full {
+                path: p,
+                gpu: "NVIDIA H200".into()
+            })
+        );
+        assert!(resolve(&ResolveInput::default()).unwrap().file.is_none());
     }
 
     #[test]

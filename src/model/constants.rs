@@ -400,6 +400,25 @@ pub fn constant_def(name: &str) -> Option<&'static ConstantDef> {
     CONSTANTS.iter().find(|d| d.name == name)
 }
 
+/// Whether a constant of this name may take this value: the rule a hardware document's
+/// `constants` object (`hw::load`) and [`ModelConstants::set`] both apply. Rejects unknown
+/// names and values outside the constant's range; a non-finite or negative value is
+/// rejected before the name is looked up.
+pub fn check_constant(name: &str, v: f64) -> Result<(), ConstantError> {
+    let err = |msg: String| ConstantError {
+        name: name.to_string(),
+        msg,
+    };
+    ValueRange::NON_NEGATIVE.check(v).map_err(err)?;
+    let def = constant_def(name).ok_or_else(|| {
+        err(format!(
+            "unknown constant (known: {})",
+            CONSTANT_NAMES.join(", ")
+        ))
+    })?;
+    def.range.check(v).map_err(err)
+}
+
 /// The constants `origami-bench refit` moves when it fits the given scoring model, in the
 /// order of its coordinate-descent pass.
 pub fn refit_knobs(scoring: Scoring) -> Vec<&'static str> {
@@ -427,21 +446,9 @@ impl ModelConstants {
         self.phase2_prefer_larger_group
     }
 
-    /// Set a constant by name; rejects unknown names and values outside the constant's
-    /// range (a non-finite or negative value is rejected before the name is looked up).
+    /// Set a constant by name; rejects what [`check_constant`] rejects.
     pub fn set(&mut self, name: &str, v: f64) -> Result<(), ConstantError> {
-        let err = |msg: String| ConstantError {
-            name: name.to_string(),
-            msg,
-        };
-        ValueRange::NON_NEGATIVE.check(v).map_err(err)?;
-        let def = constant_def(name).ok_or_else(|| {
-            err(format!(
-                "unknown constant (known: {})",
-                CONSTANT_NAMES.join(", ")
-            ))
-        })?;
-        def.range.check(v).map_err(err)?;
+        check_constant(name, v)?;
         self.set_unvalidated(name, v);
         Ok(())
     }

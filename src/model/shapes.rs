@@ -15,13 +15,29 @@ pub struct ShapesError {
     pub msg: String,
 }
 
+/// One row of a shape list: the problem and its line in the file (comments and blank
+/// lines count), for errors a later check finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeRow {
+    pub line: usize,
+    pub problem: Problem,
+}
+
 /// Read a shape list; rows without a dtype get `default_dtype`.
 pub fn read_shapes(path: &Path, default_dtype: Dtype) -> Result<Vec<Problem>, ShapesError> {
+    Ok(read_shape_rows(path, default_dtype)?
+        .into_iter()
+        .map(|r| r.problem)
+        .collect())
+}
+
+/// [`read_shapes`], each problem with its line.
+pub fn read_shape_rows(path: &Path, default_dtype: Dtype) -> Result<Vec<ShapeRow>, ShapesError> {
     let text = crate::input::read_text(path).map_err(|e| ShapesError {
         path: path.display().to_string(),
         msg: format!("cannot read shape list: {e}"),
     })?;
-    parse_shapes(&text, &path.display().to_string(), default_dtype)
+    parse_shape_rows(&text, &path.display().to_string(), default_dtype)
 }
 
 /// Parse a shape list from text; `origin` names it in errors.
@@ -30,6 +46,18 @@ pub fn parse_shapes(
     origin: &str,
     default_dtype: Dtype,
 ) -> Result<Vec<Problem>, ShapesError> {
+    Ok(parse_shape_rows(text, origin, default_dtype)?
+        .into_iter()
+        .map(|r| r.problem)
+        .collect())
+}
+
+/// [`parse_shapes`], each problem with its line.
+pub fn parse_shape_rows(
+    text: &str,
+    origin: &str,
+    default_dtype: Dtype,
+) -> Result<Vec<ShapeRow>, ShapesError> {
     let err = |msg: String| ShapesError {
         path: origin.to_string(),
         msg,
@@ -89,11 +117,14 @@ pub fn parse_shapes(
                 .map_err(|e| err(format!("line {line}: column dtype: {e}")))?,
             None => default_dtype,
         };
-        out.push(Problem {
-            m: field(cm, "M")?,
-            n: field(cn, "N")?,
-            k: field(ck, "K")?,
-            dtype,
+        out.push(ShapeRow {
+            line,
+            problem: Problem {
+                m: field(cm, "M")?,
+                n: field(cn, "N")?,
+                k: field(ck, "K")?,
+                dtype,
+            },
         });
     }
     if out.is_empty() {
@@ -152,6 +183,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 5"), "{e}");
+    }
+
+    #[test]
+    fn rows_keep_their_lines() {
+        let rows = parse_shape_rows("M,N,K\n# c\n1,2,8\n\n3,4,16\n", "t", Dtype::Fp16).unwrap();
+        assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [3, 5]);
+        assert_eq!(rows[1].problem.k, 16);
     }
 
     #[test]

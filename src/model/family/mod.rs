@@ -21,7 +21,7 @@ use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 
 use super::constants::ModelConstants;
-use super::problem::Config;
+use super::problem::{Config, Problem};
 
 pub mod origami;
 pub mod seed;
@@ -135,6 +135,12 @@ pub trait KernelFamily: Sync {
     /// Whether a config runs on Hopper's wgmma (the throughput model's `tp_wgmma_min_n`).
     fn uses_wgmma(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> bool {
         false
+    }
+    /// Why the family's kernel cannot run a problem at all, whatever the config (an
+    /// alignment rule, a size limit of its arguments), if so. The selector refuses such a
+    /// problem with this reason, the runner that launches the kernel with the same one.
+    fn problem_violation(&self, _p: &Problem) -> Option<String> {
+        None
     }
     /// Extra family-specific rejection (invalid warp tiling, ...).
     fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {

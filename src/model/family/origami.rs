@@ -1,7 +1,8 @@
 //! The `origami` kernel family: the project's own mma.sync GEMM (`csrc/gemm.cu`, documented
 //! in docs/gemm-kernel.md). This file is the one owner of that kernel's config rule: its
 //! tiles and launches, its warp grid, its shared-memory formula (cp.async ring or epilogue
-//! C tile, whichever is larger), which configs are valid and why not, and the `-D` defines
+//! C tile, whichever is larger), which configs are valid and why not, which problems the
+//! kernel can run (K a multiple of 8, sizes within `int`), and the `-D` defines
 //! an instance is compiled with. The runner (`gemm::kernel`), the selector and the scripts
 //! (through `origami-bench configs`, see `config_list`) ask it; csrc/gemm.cu only guards
 //! the defines it is given. Registers and spills come from ptxas (`register_table`): a
@@ -10,7 +11,7 @@
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 use crate::model::constants::ModelConstants;
-use crate::model::problem::Config;
+use crate::model::problem::{Config, Problem};
 
 use super::{default_launch_preference, KernelFamily};
 
@@ -33,6 +34,13 @@ pub const NUM_STAGES: [u32; 3] = [2, 3, 4];
 
 /// Bytes of one element of A, B and C (fp16 or bf16).
 const ELEMENT_BYTES: u64 = 2;
+/// Bytes of one cp.async chunk: rows of A and B are loaded 16 bytes at a time.
+const CHUNK_BYTES: u64 = 16;
+/// K must be a multiple of this many elements (one chunk), so that every chunk of a row is
+/// wholly inside or outside the matrix.
+pub const K_MULTIPLE: u64 = CHUNK_BYTES / ELEMENT_BYTES;
+/// Largest M, N or K: the kernel takes them as `int`.
+pub const MAX_KERNEL_DIM: u64 = i32::MAX as u64;
 /// Elements of padding per row of the epilogue's C tile in shared memory.
 const EPILOGUE_ROW_PAD: u32 = 8;
 /// A warp tile's rows and columns are whole m16 / n16 MMA fragments.
@@ -99,6 +107,28 @@ pub fn dtype_violation(dtype: Dtype) -> Option<String> {
             "the origami kernel takes fp16 or bf16 inputs, not {other}"
         )),
     }
+}
+
+/// Why the kernel cannot run a problem, if so (the alignment rule of docs/gemm-kernel.md,
+/// and sizes that fit its `int` arguments): the one rule the runner (`gemm::kernel`)
+/// and the selector (`KernelFamily::problem_violation`) both apply. The input type is
+/// [`dtype_violation`]'s.
+pub fn problem_violation(p: &Problem) -> Option<String> {
+    if p.k % K_MULTIPLE != 0 {
+        return Some(format!(
+            "K = {} is not a multiple of {K_MULTIPLE}: the origami kernel loads rows of A and B in {CHUNK_BYTES}-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to {}",
+            p.k,
+            p.k.div_ceil(K_MULTIPLE) * K_MULTIPLE
+        ));
+    }
+    for (name, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
+        if v > MAX_KERNEL_DIM {
+            return Some(format!(
+                "{name} = {v} does not fit the kernel's int argument (at most {MAX_KERNEL_DIM})"
+            ));
+        }
+    }
+    None
 }
 
 /// Why a config is not an instance of the kernel, if so: a value outside the space, or a
@@ -180,6 +210,9 @@ impl KernelFamily for OrigamiFamily {
     fn warp_grid(&self, c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> (u32, u32) {
         warp_grid(c)
     }
+    fn problem_violation(&self, p: &Problem) -> Option<String> {
+        problem_violation(p)
+    }
     fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
         if let Some(why) = dtype_violation(dtype).or_else(|| config_violation(c)) {
             return Some(why);
@@ -258,6 +291,44 @@ mod tests {
             .all(|c| c.block_m == 32 && c.block_n == 32 && c.num_warps == 8));
         assert!(dtype_violation(Dtype::Bf16).is_none());
         assert!(dtype_violation(Dtype::Fp32).is_some());
+    }
+
+    #[test]
+    fn problems_the_kernel_cannot_run() {
+        let p = |m, n, k| Problem {
+            m,
+            n,
+            k,
+            dtype: Dtype::Fp16,
+        };
+        assert_eq!(
+            problem_violation(&p(128, 128, 7)).as_deref(),
+            Some("K = 7 is not a multiple of 8: the origami kernel loads rows of A and B in 16-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to 8")
+        );
+        assert!(problem_violation(&p(1, 1, 4100))
+            .unwrap()
+            .ends_with("pad K to 4104"));
+        assert_eq!(problem_violation(&p(1, 1, 8)), None);
+        assert_eq!(
+            problem_violation(&p(MAX_KERNEL_DIM, MAX_KERNEL_DIM, 8)),
+            None
+        );
+        assert_eq!(
+            problem_violation(&p(1 << 31, 1, 8)).as_deref(),
+            Some("M = 2147483648 does not fit the kernel's int argument (at most 2147483647)")
+        );
+        assert!(problem_violation(&p(1, 1, 1 << 31))
+            .unwrap()
+            .starts_with("K = 2147483648"));
+        // The family answers with the same rule; the others take any size.
+        assert_eq!(
+            OrigamiFamily.problem_violation(&p(128, 128, 7)),
+            problem_violation(&p(128, 128, 7))
+        );
+        for name in ["triton", "seed"] {
+            let f = crate::model::family::family(name).unwrap();
+            assert_eq!(f.problem_violation(&p(128, 128, 7)), None, "{name}");
+        }
     }
 
     #[test]
