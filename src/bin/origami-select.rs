@@ -106,7 +106,7 @@ impl Format {
 }
 
 fn main() -> ExitCode {
-    match origami::output::parse_args::<Args>("origami-select") {
+    match origami::usage::parse_args::<Args>("origami-select") {
         Ok(args) => finish("origami-select", run(args)),
         Err(exit) => exit.into(),
     }
@@ -173,4 +173,18 @@ fn describe(args: &Args) -> Result<(), Failure> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(Failure::output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_argument_is_described() {
+        assert_eq!(
+            origami::usage::undocumented(&Args::command()),
+            Vec::<String>::new()
+        );
+    }
 }
