@@ -16,3 +16,4 @@ pub mod pick;
 pub mod report;
 pub mod setup;
 pub mod stats;
+pub mod usage;

@@ -17,7 +17,7 @@ pub fn write_stdout(text: &str) -> Result<(), Failure> {
 
 /// What a clap parse error means for a tool: `Ok(exit)` when it was `--help` or
 /// `--version` and the text was written (exit 0) or could not be (`tool: error: ...` on
-/// stderr, exit 1); `Err(e)` for a usage error, for the tool to report its own way.
+/// stderr, exit 1); `Err(e)` for a usage error, which `usage::parse_args` reports.
 pub fn clap_display(tool: &str, e: clap::Error) -> Result<Exit, clap::Error> {
     if e.use_stderr() {
         return Err(e);
@@ -29,16 +29,4 @@ pub fn clap_display(tool: &str, e: clap::Error) -> Result<Exit, clap::Error> {
             f.exit
         }
     })
-}
-
-/// Parse the command line of a tool whose usage errors are clap's own (exit 2); help and
-/// version go through [`clap_display`].
-pub fn parse_args<P: clap::Parser>(tool: &str) -> Result<P, Exit> {
-    match P::try_parse() {
-        Ok(p) => Ok(p),
-        Err(e) => match clap_display(tool, e) {
-            Ok(exit) => Err(exit),
-            Err(e) => e.exit(),
-        },
-    }
 }

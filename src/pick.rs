@@ -15,10 +15,13 @@ use crate::hw::DeviceProps;
 use crate::model::problem::{parse_dim, DimError};
 use crate::model::shapes::{read_shape_rows, ShapesError};
 use crate::model::{Problem, Selector};
-use crate::report::selection::{BatchRow, Listing, SelectionReport, SelectionWriter};
+use crate::report::selection::{BatchRow, BatchRows, Listing, SelectionReport, SelectionWriter};
 use crate::setup::{
     family_named, setup_announcing, variant_named, Setup, SetupError, SetupRequest,
 };
+
+/// How many ranked configs a single shape lists when `--top` is not given.
+pub const DEFAULT_TOP: usize = 5;
 
 /// The input types the selector ranks configs for.
 pub const SELECT_DTYPES: [Dtype; 4] = [Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
@@ -30,8 +33,16 @@ pub enum PickError {
     Dtype(#[from] UnknownDtype),
     #[error("--dtype: {0} is not supported by origami-select (use fp16, bf16, fp8, fp32)")]
     UnsupportedDtype(Dtype),
+    #[error("unexpected argument '{0}' found; see --help")]
+    UnknownFlag(String),
     #[error("--top: must be at least 1")]
     NoTop,
+    #[error("--explain walks through one shape: give M N K instead of --shapes")]
+    BatchExplain,
+    #[error("--all lists every candidate of one shape: with --shapes, use --top N (N ranked configs per shape)")]
+    BatchAll,
+    #[error("--top with --shapes writes ranked rows in text, csv or json: --format triton prints one launch per shape")]
+    BatchTopFormat,
     #[error("give either M N K or --shapes FILE, not both")]
     SizesAndShapes,
     #[error("expected three sizes M N K (or --shapes FILE.csv); see --help")]
@@ -75,6 +86,11 @@ impl ToExit for PickError {
     }
 }
 
+/// Whether a size as typed is a flag: a leading '-' and not a number.
+fn is_flag(s: &str) -> bool {
+    s.starts_with('-') && s.parse::<f64>().is_err()
+}
+
 /// `d` if the selector ranks configs for it.
 pub fn supported_dtype(d: Dtype) -> Result<Dtype, PickError> {
     if SELECT_DTYPES.contains(&d) {
@@ -100,9 +116,12 @@ pub struct PickRequest {
     pub family: String,
     pub model: String,
     pub no_fitted: bool,
-    /// Which ranked configs a single shape lists.
-    pub listing: Listing,
-    /// Add the `--explain` walk-through to a single shape's report.
+    /// `--top`: how many ranked configs a single shape lists ([`DEFAULT_TOP`] when not
+    /// given); with `shapes`, that many ranked rows per shape instead of the pick alone.
+    pub top: Option<usize>,
+    /// `--all`: every candidate of a single shape (refused with `shapes`).
+    pub all: bool,
+    /// Add the `--explain` walk-through to a single shape's report (refused with `shapes`).
     pub explain: bool,
 }
 
@@ -110,8 +129,8 @@ pub struct PickRequest {
 pub struct PickJob {
     pub problems: Vec<Problem>,
     pub setup: Setup,
-    /// One row per shape rather than a full report.
-    pub batch: bool,
+    /// What a batch writes per shape; `None` for a full report per shape.
+    pub batch: Option<BatchRows>,
     pub listing: Listing,
     pub explain: bool,
 }
@@ -124,11 +143,26 @@ impl PickRequest {
         detect: impl FnOnce() -> Option<DeviceProps>,
         notice: impl FnOnce(&str),
     ) -> Result<PickJob, PickError> {
+        // A size that reads as a flag is one clap could not place: the sizes accept a
+        // leading '-' so that "-5" is reported as a bad size.
+        if let Some(f) = self.sizes.iter().flatten().find(|s| is_flag(s)) {
+            return Err(PickError::UnknownFlag(f.clone()));
+        }
         let dtype = supported_dtype(self.dtype.parse::<Dtype>()?)?;
         let family = family_named(&self.family)?;
         variant_named(&self.model)?;
-        if self.listing.top == 0 {
+        if self.top == Some(0) {
             return Err(PickError::NoTop);
+        }
+        let batch = self.shapes.as_ref().map(|_| match self.top {
+            Some(n) => BatchRows::Top(n),
+            None => BatchRows::Pick,
+        });
+        if batch.is_some() && self.explain {
+            return Err(PickError::BatchExplain);
+        }
+        if batch.is_some() && self.all {
+            return Err(PickError::BatchAll);
         }
         let rows = self.problems(dtype)?;
         for (line, p) in &rows {
@@ -158,8 +192,11 @@ impl PickRequest {
         Ok(PickJob {
             problems,
             setup: setup_announcing(&request, notice)?,
-            batch: self.shapes.is_some(),
-            listing: self.listing,
+            batch,
+            listing: Listing {
+                top: self.top.unwrap_or(DEFAULT_TOP),
+                all: self.all,
+            },
             explain: self.explain,
         })
     }
@@ -195,8 +232,9 @@ impl PickRequest {
 }
 
 impl PickJob {
-    /// Select every shape and write it with `writer` on `out` as it is selected; a
-    /// walk-through the writer does not print goes to `diag`.
+    /// Select every shape and write it with `writer` on `out` as it is selected (a batch
+    /// row by row: nothing is kept but the selectors); a walk-through the writer does not
+    /// print goes to `diag`.
     pub fn write(
         &self,
         writer: &mut dyn SelectionWriter,
@@ -204,18 +242,35 @@ impl PickJob {
         diag: &mut dyn Write,
     ) -> Result<(), PickError> {
         let mut selectors: HashMap<Dtype, Selector<'static>> = HashMap::new();
-        if self.batch {
-            writer.begin_batch(out)?;
+        if let Some(rows) = self.batch {
+            if matches!(rows, BatchRows::Top(_)) && !writer.ranks_batches() {
+                return Err(PickError::BatchTopFormat);
+            }
+            writer.begin_batch(out, rows != BatchRows::Pick)?;
         }
         for p in &self.problems {
             let s: &Selector<'static> = match selectors.entry(p.dtype) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => e.insert(self.setup.selector(p.dtype)?),
             };
-            let sel = s.select(p, self.listing.all && !self.batch)?;
-            if self.batch {
-                writer.batch_row(out, &BatchRow::from(sel))?;
-                continue;
+            let sel = s.select(p, self.listing.all && self.batch.is_none())?;
+            match self.batch {
+                Some(BatchRows::Pick) => {
+                    writer.batch_row(out, &BatchRow::from(sel))?;
+                    continue;
+                }
+                Some(BatchRows::Top(n)) => {
+                    for (i, r) in s.ranked(&sel, n).into_iter().enumerate() {
+                        let row = BatchRow {
+                            problem: sel.problem,
+                            rank: Some(i + 1),
+                            pick: r,
+                        };
+                        writer.batch_row(out, &row)?;
+                    }
+                    continue;
+                }
+                None => {}
             }
             let report =
                 SelectionReport::new(sel, s, &self.setup.resolved, self.listing, self.explain);
@@ -227,7 +282,7 @@ impl PickJob {
             }
             writer.single(out, &report)?;
         }
-        if self.batch {
+        if self.batch.is_some() {
             writer.end_batch(out)?;
         }
         out.flush()?;
@@ -238,7 +293,7 @@ impl PickJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::selection::{CsvWriter, JsonWriter, TextWriter};
+    use crate::report::selection::{CsvWriter, JsonWriter, TextWriter, TritonWriter};
 
     fn request(sizes: [&str; 3]) -> PickRequest {
         PickRequest {
@@ -250,7 +305,8 @@ mod tests {
             family: "triton".into(),
             model: "origami".into(),
             no_fitted: false,
-            listing: Listing { top: 5, all: false },
+            top: None,
+            all: false,
             explain: false,
         }
     }
@@ -267,7 +323,10 @@ mod tests {
 
     #[test]
     fn checks_come_in_the_tools_order() {
-        let mut r = request(["0", "1", "1"]);
+        let mut r = request(["--bogus", "1", "1"]);
+        r.dtype = "int4".into();
+        assert_eq!(error(&r), "unexpected argument '--bogus' found; see --help");
+        r.sizes[0] = Some("0".into());
         r.dtype = "int4".into();
         r.family = "nope".into();
         assert!(error(&r).starts_with("--dtype: unknown dtype 'int4'"));
@@ -277,12 +336,12 @@ mod tests {
         assert!(error(&r).starts_with("--family: unknown family"));
         r.family = "triton".into();
         r.model = "nope".into();
-        r.listing.top = 0;
+        r.top = Some(0);
         assert!(error(&r).starts_with("--model: "));
         r.model = "seed".into();
         r.gpu = Some("nope".into());
         assert_eq!(error(&r), "--top: must be at least 1");
-        r.listing.top = 1;
+        r.top = Some(1);
         assert!(error(&r).starts_with("M: "));
         r.sizes[0] = Some("64".into());
         assert!(error(&r).starts_with("--gpu: "));
@@ -293,6 +352,105 @@ mod tests {
         );
         r.shapes = Some("s.csv".into());
         assert_eq!(error(&r), "give either M N K or --shapes FILE, not both");
+    }
+
+    /// A batch request on a list that is never read: the refusals come first.
+    fn batch(top: Option<usize>, all: bool, explain: bool) -> PickRequest {
+        let mut r = request(["", "", ""]);
+        r.sizes = [None, None, None];
+        r.shapes = Some("/nonexistent/shapes.csv".into());
+        r.top = top;
+        r.all = all;
+        r.explain = explain;
+        r
+    }
+
+    #[test]
+    fn a_batch_refuses_explain_and_all_and_honours_top() {
+        assert_eq!(
+            error(&batch(None, false, true)),
+            "--explain walks through one shape: give M N K instead of --shapes"
+        );
+        assert!(error(&batch(Some(3), true, false)).starts_with("--all lists every candidate"));
+        assert_eq!(
+            error(&batch(Some(0), false, false)),
+            "--top: must be at least 1"
+        );
+        // past the refusals, the list is read
+        assert!(error(&batch(Some(3), false, false)).starts_with("--shapes /nonexistent"));
+        assert!(error(&batch(None, false, false)).starts_with("--shapes /nonexistent"));
+    }
+
+    /// A batch job over `shapes` with `top`.
+    fn batch_job(shapes: &[(u64, u64, u64)], top: Option<usize>) -> PickJob {
+        let mut job = request(["64", "64", "64"])
+            .prepare(|| None, |_| {})
+            .unwrap();
+        job.problems = shapes
+            .iter()
+            .map(|&(m, n, k)| Problem {
+                m,
+                n,
+                k,
+                dtype: Dtype::Fp16,
+            })
+            .collect();
+        job.batch = Some(match top {
+            Some(n) => BatchRows::Top(n),
+            None => BatchRows::Pick,
+        });
+        job
+    }
+
+    fn written(job: &PickJob, w: &mut dyn SelectionWriter) -> Result<String, PickError> {
+        let (mut out, mut diag) = (Vec::new(), Vec::new());
+        job.write(w, &mut out, &mut diag)?;
+        assert!(diag.is_empty());
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn top_gives_n_ranked_rows_per_shape() {
+        let shapes = [(4096, 4096, 4096), (128, 8192, 1024)];
+        let picks = written(&batch_job(&shapes, None), &mut CsvWriter).unwrap();
+        let csv = written(&batch_job(&shapes, Some(3)), &mut CsvWriter).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            crate::report::selection::csv::RANKED_BATCH_CSV_HEADER
+        );
+        assert_eq!(lines.len(), 1 + 2 * 3, "{csv}");
+        let ranks: Vec<&str> = lines[1..]
+            .iter()
+            .map(|l| l.split(',').nth(4).unwrap())
+            .collect();
+        assert_eq!(ranks, ["1", "2", "3", "1", "2", "3"]);
+        assert!(lines[4].starts_with("128,8192,1024,fp16,1,"));
+        // rank 1 is the pick's config (its GROUP_SIZE_M from phase 2)
+        for (pick, first) in picks.lines().skip(1).zip([lines[1], lines[4]]) {
+            fn cfg(l: &str, from: usize) -> Vec<&str> {
+                l.split(',').skip(from).take(6).collect()
+            }
+            assert_eq!(cfg(pick, 4), cfg(first, 5), "{pick} / {first}");
+        }
+
+        let text = written(&batch_job(&shapes, Some(2)), &mut TextWriter).unwrap();
+        assert_eq!(text.lines().count(), 1 + 2 * 2, "{text}");
+        assert!(text.lines().next().unwrap().contains("rank"));
+
+        let json = written(&batch_job(&shapes, Some(2)), &mut JsonWriter::default()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let rows = v.as_array().unwrap();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[1]["rank"], 2);
+        assert_eq!(rows[2]["problem"]["M"], 128);
+        assert!(rows[0]["config"]["predicted_us"].is_number());
+
+        let e = written(&batch_job(&shapes, Some(2)), &mut TritonWriter).unwrap_err();
+        assert!(matches!(e, PickError::BatchTopFormat), "{e}");
+        assert_eq!(e.exit_code(), Exit::BadInput);
+        let launches = written(&batch_job(&shapes, None), &mut TritonWriter).unwrap();
+        assert_eq!(launches.lines().count(), 2);
     }
 
     #[test]

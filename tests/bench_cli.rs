@@ -273,3 +273,56 @@ fn impossible_timings_and_sizes_are_bad_input_before_anything_is_written() {
     assert_eq!(c, 2, "{err}");
     assert!(err.contains("line 2, column m"), "{err}");
 }
+
+#[test]
+fn usage_errors_are_one_line_and_help_and_version_exit_0() {
+    for (args, needle) in [
+        (&["--bogus"][..], "unexpected argument '--bogus'"),
+        (&["report", "--bogus"][..], "unexpected argument '--bogus'"),
+        (&["run"][..], "<M> <N> <K>"),
+        (&["run", "64", "64", "64", "--top", "x"][..], "'x'"),
+        (
+            &["run", "64", "64", "64", "--format", "yaml"][..],
+            "[possible values: text, json]",
+        ),
+        (&["frobnicate"][..], "'frobnicate'"),
+        (
+            &[][..],
+            "a command is required: run, sweep, merge, report, refit, configs",
+        ),
+    ] {
+        let o = cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("origami-bench: error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [
+        &["--help"][..],
+        &["-V"],
+        &["--version"],
+        &["run", "--help"],
+        &["sweep", "--help"],
+        &["merge", "--help"],
+        &["report", "--help"],
+        &["refit", "--help"],
+        &["configs", "--help"],
+        &["help", "run"],
+    ] {
+        let o = cmd().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(!o.stdout.is_empty() && o.stderr.is_empty(), "{args:?}");
+    }
+    let o = cmd().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        help.contains(
+            "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 4 no GPU or CUDA library."
+        ),
+        "{help}"
+    );
+}

@@ -254,3 +254,50 @@ fn without_a_driver_the_run_exits_4_and_says_what_is_missing() {
         .code(4)
         .stdout(predicate::str::contains("\"driver\": false"));
 }
+
+#[test]
+fn usage_errors_are_one_line_and_help_lists_every_exit_code() {
+    for (args, needle) in [
+        (&["--bogus"][..], "unexpected argument '--bogus'"),
+        (
+            &["--only", "warp-drive"][..],
+            "[possible values: clock, l2, dram",
+        ),
+        (&["--runs", "x"][..], "'x'"),
+        (&["--check", "a.json", "--quick"][..], "--quick"),
+        (&["--max-cov", "0"][..], "--max-cov"),
+    ] {
+        let o = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("origami-calibrate: error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+    for flag in ["--help", "-h", "--version", "-V"] {
+        let o = bin().arg(flag).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{flag}");
+        assert!(!o.stdout.is_empty() && o.stderr.is_empty(), "{flag}");
+    }
+    let help = bin().arg("--help").output().unwrap().stdout;
+    let help = String::from_utf8_lossy(&help);
+    assert!(help.starts_with("Calibrate an NVIDIA GPU"), "{help}");
+    assert!(
+        help.contains(
+            "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 3 measurement unstable, 4 no GPU or CUDA library."
+        ),
+        "{help}"
+    );
+    // The example that needs no GPU runs.
+    let check = help
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("origami-calibrate --check "))
+        .expect("a --check example");
+    bin()
+        .arg("--check")
+        .args(check.split_whitespace())
+        .assert()
+        .success();
+}

@@ -316,3 +316,97 @@ fn no_args_is_usage_error() {
     cmd().assert().code(2);
     cmd().arg("--help").assert().success();
 }
+
+#[test]
+fn usage_errors_are_one_line() {
+    for (args, needle) in [
+        (&["--bogus"][..], "unexpected argument '--bogus'"),
+        (
+            &[
+                "ws", "1", "1", "1", "--dtype", "fp16", "--tile", "64x64", "--gpu", "h200",
+                "--bogus",
+            ][..],
+            "unexpected argument '--bogus'",
+        ),
+        (&["roofline", "1", "1", "1"][..], "--dtype <DTYPE>"),
+        (&[][..], "a command is required: roofline, ws, model"),
+        (&["sol"][..], "'sol'"),
+    ] {
+        let o = cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("origami-predict: error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+    for flag in ["--help", "-h", "--version", "-V"] {
+        let o = cmd().arg(flag).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{flag}");
+        assert!(!o.stdout.is_empty() && o.stderr.is_empty(), "{flag}");
+    }
+}
+
+/// The `--help` of `args`, which must exit 0.
+fn help_of(args: &[&str]) -> String {
+    let o = cmd().args(args).arg("--help").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{args:?}");
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The example command lines under "Examples:" in a help text, without the tool's name.
+fn examples(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Examples:"))
+        .filter_map(|l| l.trim().strip_prefix("origami-predict "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every example of `--help` and of each subcommand's `--help` runs and exits 0 (in a
+/// fresh folder holding a copy of the repository's `data/`, where the examples' files
+/// live and their outputs go); every help lists the exit codes.
+#[test]
+fn help_examples_run() {
+    let top = help_of(&[]);
+    let mut all = examples(&top);
+    assert!(all.len() >= 3, "{top}");
+    for sub in ["roofline", "ws", "model"] {
+        let h = help_of(&[sub]);
+        assert!(
+            h.contains("Exit codes: 0 ok, 1 runtime failure, 2 bad input."),
+            "{sub}: {h}"
+        );
+        let ex = examples(&h);
+        assert!(ex.len() >= 2, "{sub}: {h}");
+        assert!(ex.iter().all(|e| e.starts_with(sub)), "{sub}: {ex:?}");
+        all.extend(ex);
+    }
+    assert!(top.contains("Exit codes: 0 ok, 1 runtime failure, 2 bad input."));
+    all.sort();
+    all.dedup();
+    let d = tmpdir("examples");
+    std::fs::create_dir_all(d.join("data")).unwrap();
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for e in std::fs::read_dir(repo.join("data")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, d.join("data").join(p.file_name().unwrap())).unwrap();
+    }
+    for e in &all {
+        let o = cmd()
+            .current_dir(&d)
+            .args(e.split_whitespace())
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "origami-predict {e}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!o.stdout.is_empty(), "origami-predict {e}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -547,3 +547,118 @@ fn the_origami_family_refuses_what_its_kernel_cannot_run_with_the_runners_reason
             .success();
     }
 }
+
+/// Exit 2 and exactly one line on stderr (nothing else), containing every needle.
+fn one_line_usage_error(args: &[&str], needles: &[&str]) {
+    let out = cmd().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "args {args:?}: {out:?}");
+    assert!(out.stdout.is_empty(), "args {args:?}: {out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "one stderr line expected: {err}");
+    assert!(err.starts_with("origami-select: error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "args {args:?}: '{n}' not in: {err}");
+    }
+}
+
+#[test]
+fn usage_errors_are_one_line_and_help_and_version_exit_0() {
+    one_line_usage_error(&["--bogus"], &["unexpected argument '--bogus'"]);
+    one_line_usage_error(
+        &["4096", "4096", "4096", "--bogus"],
+        &["unexpected argument '--bogus'"],
+    );
+    one_line_usage_error(&["1", "2", "3", "--top", "x"], &["'x'", "--top"]);
+    one_line_usage_error(
+        &["1", "2", "3", "--format", "yaml"],
+        &["'yaml'", "[possible values: text, json, csv, triton]"],
+    );
+    one_line_usage_error(&["1", "2", "3", "--gpu"], &["--gpu"]);
+    for flag in ["--help", "-h", "--version", "-V"] {
+        let out = cmd().arg(flag).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{flag}");
+    }
+}
+
+#[test]
+fn help_documents_the_batch_choices_and_its_examples_run() {
+    let out = cmd().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("refused with --shapes"), "{help}");
+    assert!(help.contains("N ranked rows per"), "{help}");
+    // The examples that need no file of the user's run from the repository root.
+    let examples: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Examples:"))
+        .filter_map(|l| l.trim().strip_prefix("origami-select "))
+        .collect();
+    assert!(examples.len() >= 4, "{help}");
+    for e in examples {
+        let out = cmd().args(e.split_whitespace()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "origami-select {e}: {out:?}");
+    }
+}
+
+#[test]
+fn a_batch_refuses_explain_all_and_ranked_triton_in_one_line() {
+    let f = tmpfile("refuse.csv", "M,N,K\n64,64,64\n");
+    let f = f.to_str().unwrap();
+    let gpu = ["--gpu", "h200"];
+    for (flags, needle) in [
+        (vec!["--explain"], "--explain walks through one shape"),
+        (vec!["--all"], "--all lists every candidate of one shape"),
+        (vec!["--all", "--top", "3"], "--all"),
+        (vec!["--top", "0"], "--top: must be at least 1"),
+        (
+            vec!["--top", "2", "--format", "triton"],
+            "--format triton prints one launch per shape",
+        ),
+    ] {
+        let mut args = vec!["--shapes", f];
+        args.extend(gpu);
+        args.extend(flags);
+        one_line_usage_error(&args, &[needle]);
+    }
+}
+
+#[test]
+fn a_batch_with_top_writes_n_ranked_rows_per_shape() {
+    let f = tmpfile("top.csv", "M,N,K,dtype\n64,64,64,\n4096,4096,4096,bf16\n");
+    let f = f.to_str().unwrap();
+    let run = |format: &str, top: Option<&str>| {
+        let mut c = cmd();
+        c.args(["--shapes", f, "--gpu", "h200", "--format", format]);
+        if let Some(t) = top {
+            c.args(["--top", t]);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format} {top:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let csv = run("csv", Some("3"));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 3, "{csv}");
+    assert!(
+        lines[0].starts_with("M,N,K,dtype,rank,BLOCK_SIZE_M,"),
+        "{csv}"
+    );
+    assert!(lines[3].starts_with("64,64,64,fp16,3,"), "{csv}");
+    assert!(lines[4].starts_with("4096,4096,4096,bf16,1,"), "{csv}");
+    // without --top: the pick alone, no rank column (unchanged)
+    let picks = run("csv", None);
+    assert_eq!(picks.lines().count(), 3);
+    assert!(picks.starts_with("M,N,K,dtype,BLOCK_SIZE_M,"), "{picks}");
+
+    let json: serde_json::Value = serde_json::from_str(&run("json", Some("2"))).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    let ranks: Vec<u64> = rows.iter().map(|r| r["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, [1, 2, 1, 2]);
+    assert_eq!(rows[3]["problem"]["dtype"], "bf16");
+    assert!(rows[3]["config"]["BLOCK_SIZE_M"].is_number());
+
+    let text = run("text", Some("2"));
+    assert_eq!(text.lines().count(), 1 + 2 * 2, "{text}");
+    assert!(text.lines().next().unwrap().contains(" rank "), "{text}");
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::{Args as ClapArgs, Parser, Subcommand};
 
-use origami::exit::{finish, Failure};
+use origami::exit::{finish, help_line, Exit, Failure};
 use origami::gemm::bench::{clock_seed, compile_threads, GpuBench};
 use origami::gemm::flags::{ModelFlags, RefitFlags, SweepFlags, TimingFlags};
 use origami::gemm::measure::TimingPolicy;
@@ -32,12 +32,14 @@ const TOOL: &str = "origami-bench";
 #[command(
     name = "origami-bench",
     version,
-    after_help = "Exit codes: 0 ok, 1 runtime failure, 2 bad input, 4 no GPU or CUDA library.\nExamples:\n  origami-bench run 4096 4096 4096 --pick\n  origami-bench run 1000 1000 1000 --config 128x128x32,g8,w8,s4\n  origami-bench sweep --shapes data/seed_shapes.csv --out results/h200/bench\n  origami-bench sweep --shapes data/llm_shapes.csv --seed 7 --shard 0/4 --out runs/shard0\n  origami-bench merge --out results/h200/bench runs/shard0 runs/shard1 runs/shard2 runs/shard3\n  origami-bench report --out results/h200/bench\n  origami-bench refit --out results/h200/bench --fit-set seed_shapes --write calibrations/fitted/h200-origami.json"
+    after_help = format!("{}\n{EXAMPLES}", help_line(&[Exit::Ok, Exit::Runtime, Exit::BadInput, Exit::NoGpu]))
 )]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
 }
+
+const EXAMPLES: &str = "Examples:\n  origami-bench run 4096 4096 4096 --pick\n  origami-bench run 1000 1000 1000 --config 128x128x32,g8,w8,s4\n  origami-bench sweep --shapes data/seed_shapes.csv --out results/h200/bench\n  origami-bench sweep --shapes data/llm_shapes.csv --seed 7 --shard 0/4 --out runs/shard0\n  origami-bench merge --out results/h200/bench runs/shard0 runs/shard1 runs/shard2 runs/shard3\n  origami-bench report --out results/h200/bench\n  origami-bench refit --out results/h200/bench --fit-set seed_shapes --write calibrations/fitted/h200-origami.json";
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
@@ -58,10 +60,13 @@ enum Cmd {
 
 #[derive(ClapArgs, Debug)]
 struct RunArgs {
+    /// Rows of A and C.
     #[arg(allow_hyphen_values = true)]
     m: String,
+    /// Columns of B and C.
     #[arg(allow_hyphen_values = true)]
     n: String,
+    /// Reduction dimension (a multiple of 8: the kernel loads A and B in 16-byte chunks).
     #[arg(allow_hyphen_values = true)]
     k: String,
     /// A config BMxBNxBK,gG,wW,sS.
@@ -119,7 +124,7 @@ struct ConfigsArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = match origami::output::parse_args::<Cli>(TOOL) {
+    let cli = match origami::usage::parse_args::<Cli>(TOOL) {
         Ok(c) => c,
         Err(exit) => return exit.into(),
     };
@@ -239,4 +244,18 @@ fn configs_cmd(a: &ConfigsArgs) -> Result<(), Failure> {
     let text = origami::model::family::origami::config_list::config_list_csv(dtype, a.smem_limit)
         .map_err(Failure::bad)?;
     write_stdout(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_argument_and_subcommand_is_described() {
+        assert_eq!(
+            origami::usage::undocumented(&Cli::command()),
+            Vec::<String>::new()
+        );
+    }
 }

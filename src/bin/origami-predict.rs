@@ -16,12 +16,31 @@ use origami::perf::run::{model_gpu, write_roofline, write_ws, ModelRun, PredictE
 use origami::perf::table::Model;
 use origami::perf::{GpuPerf, OutDtype, Pair, Problem, RooflineOptions, WsOptions};
 
+/// The exit codes of `origami-predict` (it needs no GPU: never 3 or 4).
+const EXITS: [Exit; 3] = [Exit::Ok, Exit::Runtime, Exit::BadInput];
+
+/// Worked examples of each subcommand, as `--help` prints them; `tests/predict_cli.rs`
+/// runs every line (from the repository root's `data/`) and expects exit 0.
+const ROOFLINE_EXAMPLES: &str = "  origami-predict roofline 8192 8192 8192 --dtype fp8 --gpu h200
+  origami-predict roofline 1 4096 7168 --groups 80,176,128,72 --dtype nvfp4 --gpu b200 --format json";
+const WS_EXAMPLES: &str =
+    "  origami-predict ws 4096 7168 2048 --dtype fp8 --tile 128x256 --cluster 2x1 --gpu b200
+  origami-predict ws 8192 8192 8192 --dtype bf16 --tile 128x128 --gpu h200 --l2 raster";
+const MODEL_EXAMPLES: &str =
+    "  origami-predict model --model sol --input data/predict_gemms.csv --out predict-sol
+  origami-predict model --model ws --input data/predict_gemms.csv --out predict-ws --gpu b200";
+
+/// The exit codes, then the examples, for an `after_help`.
+fn after(examples: &[&str]) -> String {
+    format!("{}\nExamples:\n{}", help_line(&EXITS), examples.join("\n"))
+}
+
 #[derive(Parser)]
 #[command(
     name = "origami-predict",
     version,
     about = "Predict GEMM latency with the SOL, warp-specialized persistent and roofline models (no GPU needed)",
-    after_help = help_line(&[Exit::Ok, Exit::Runtime, Exit::BadInput])
+    after_help = after(&[ROOFLINE_EXAMPLES, WS_EXAMPLES, MODEL_EXAMPLES])
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,44 +51,63 @@ struct Cli {
 enum Cmd {
     /// Roofline trace of a GEMM or a grouped GEMM, laid out like the NVFP4 group-GEMM
     /// roofline trace.
+    #[command(after_help = after(&[ROOFLINE_EXAMPLES]))]
     Roofline {
+        /// Rows of A and C (a positive integer); with --groups, ignored.
         #[arg(value_parser = positive)]
         m: u64,
+        /// Columns of B and C (a positive integer).
         #[arg(value_parser = positive)]
         n: u64,
+        /// Reduction dimension (a positive integer).
         #[arg(value_parser = positive)]
         k: u64,
         /// Per-group M values (comma separated); they replace M.
         #[arg(long, value_delimiter = ',', value_parser = positive)]
         groups: Option<Vec<u64>>,
+        /// Input element type: fp32, tf32, fp16, bf16, fp8 (e4m3), e5m2, int8, nvfp4, mxfp8,
+        /// mxfp4 (the GPU must have a peak rate for it).
         #[arg(long, value_parser = dtype)]
         dtype: Dtype,
+        /// Output element type: fp32, fp16, bf16, fp8, int32 [default: fp32 for fp32 and
+        /// tf32, int32 for int8, bf16 for bf16, else fp16].
         #[arg(long, value_parser = out_dtype)]
         out_dtype: Option<OutDtype>,
         /// fp16 operands with fp16 accumulation (its own peak rate).
         #[arg(long)]
         acc16: bool,
+        /// GPU description (embedded): rtx4090, h100-sxm, h200, a100, b200.
         #[arg(long, value_parser = known_gpu)]
         gpu: String,
         /// Override the GPU's DRAM bandwidth (GB/s).
         #[arg(long, value_parser = positive_f64)]
         dram_gbps: Option<f64>,
+        /// Output format: text (the trace) or json.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
     /// Warp-specialized persistent model of one GEMM, printed like the warp-specialized
     /// persistent GEMM model.
+    #[command(after_help = after(&[WS_EXAMPLES]))]
     Ws {
+        /// Rows of A and C (a positive integer).
         #[arg(value_parser = positive)]
         m: u64,
+        /// Columns of B and C (a positive integer).
         #[arg(value_parser = positive)]
         n: u64,
+        /// Reduction dimension (a positive integer).
         #[arg(value_parser = positive)]
         k: u64,
+        /// Input element type: fp32, tf32, fp16, bf16, fp8 (e4m3), e5m2, int8, nvfp4, mxfp8,
+        /// mxfp4 (the GPU must have a peak rate for it).
         #[arg(long, value_parser = dtype)]
         dtype: Dtype,
+        /// Output element type: fp32, fp16, bf16, fp8, int32 [default: fp32 for fp32 and
+        /// tf32, int32 for int8, bf16 for bf16, else fp16].
         #[arg(long, value_parser = out_dtype)]
         out_dtype: Option<OutDtype>,
+        /// fp16 operands with fp16 accumulation (its own peak rate).
         #[arg(long)]
         acc16: bool,
         /// CTA tile MxN, e.g. 128x64.
@@ -78,6 +116,7 @@ enum Cmd {
         /// Cluster shape MxN, e.g. 2x1.
         #[arg(long, value_parser = pair, default_value = "1x1")]
         cluster: Pair,
+        /// GPU description (embedded): rtx4090, h100-sxm, h200, a100, b200.
         #[arg(long, value_parser = known_gpu)]
         gpu: String,
         #[command(flatten)]
@@ -85,11 +124,15 @@ enum Cmd {
         /// Measured time, to print the ratio.
         #[arg(long, value_parser = positive_f64)]
         measured_us: Option<f64>,
+        /// Output format: text (the breakdown) or json.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
     /// Run a model over a CSV of GEMMs; write predictions, ratio statistics and s-curve.
+    #[command(after_help = after(&[MODEL_EXAMPLES]))]
     Model {
+        /// The model: sol (speed of light) or ws (warp-specialized persistent; needs the
+        /// tile column).
         #[arg(long, value_enum)]
         model: ModelArg,
         /// CSV with columns M,N,K,dtype[,tile,cluster,out_dtype,two_cta,measured_us].
@@ -119,40 +162,10 @@ enum ModelArg {
     Ws,
 }
 
-/// Parse the command line; a usage error is one line on stderr (clap's first line and its
-/// list of possible values, if any) and exit 2.
-fn parse() -> Result<Cli, ExitCode> {
-    use clap::error::ErrorKind;
-    let e = match Cli::try_parse() {
-        Ok(c) => return Ok(c),
-        Err(e) => e,
-    };
-    let e = match origami::output::clap_display("origami-predict", e) {
-        Ok(exit) => return Err(exit.into()),
-        Err(e) => e,
-    };
-    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        eprint!("{e}");
-        return Err(Exit::BadInput.into());
-    }
-    let text = e.to_string();
-    let mut line = text
-        .lines()
-        .next()
-        .unwrap_or("error: bad usage")
-        .to_string();
-    if let Some(pv) = text.lines().find(|l| l.contains("[possible values:")) {
-        line.push(' ');
-        line.push_str(pv.trim());
-    }
-    eprintln!("{line}");
-    Err(Exit::BadInput.into())
-}
-
 fn main() -> ExitCode {
-    let cli = match parse() {
+    let cli = match origami::usage::parse_args::<Cli>("origami-predict") {
         Ok(c) => c,
-        Err(code) => return code,
+        Err(exit) => return exit.into(),
     };
     match run(cli) {
         Ok(()) => Exit::Ok.into(),
@@ -250,5 +263,19 @@ fn predict(cli: Cli, mut out: &mut dyn std::io::Write) -> Result<(), PredictErro
             };
             job.run(&mut out, &mut diag)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_argument_and_subcommand_is_described() {
+        assert_eq!(
+            origami::usage::undocumented(&Cli::command()),
+            Vec::<String>::new()
+        );
     }
 }

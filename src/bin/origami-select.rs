@@ -9,14 +9,15 @@ use clap::{Parser, ValueEnum};
 use origami::exit::{finish, help_line, Exit, Failure};
 use origami::pick::PickRequest;
 use origami::report::selection::{
-    CsvWriter, JsonWriter, Listing, SelectionWriter, TextWriter, TritonWriter,
+    CsvWriter, JsonWriter, SelectionWriter, TextWriter, TritonWriter,
 };
 use origami::setup::{detect_device, override_file_from_env};
 
 const EXAMPLES: &str = "Examples:
   origami-select 4096 4096 4096
   origami-select 8192 8192 8192 --gpu h100-sxm --explain
-  origami-select --shapes shapes.csv --format csv
+  origami-select --shapes data/seed_shapes.csv --format csv
+  origami-select --shapes data/llm_shapes.csv --top 3 --format json
   TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton
   origami-select --describe --gpu h200 --family origami --format json";
 
@@ -74,19 +75,25 @@ struct Args {
     /// model as published).
     #[arg(long, default_value = "origami")]
     model: String,
-    /// How many ranked configs to print.
-    #[arg(long, default_value_t = 5)]
-    top: usize,
+    /// How many ranked configs to print [default: 5]. With --shapes: N ranked rows per
+    /// shape (text, csv or json, with a rank column) instead of the pick alone.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
     /// List every candidate with its predicted latency, and rejected ones with the reason.
+    /// One shape only: refused with --shapes (use --top N there).
     #[arg(long)]
     all: bool,
-    /// Print the model's walk-through: parameters with their tiers, every algorithm's numbers, phase 2.
+    /// Print the model's walk-through: parameters with their tiers, every algorithm's
+    /// numbers, phase 2. One shape only: refused with --shapes.
     #[arg(long)]
     explain: bool,
-    /// Output format.
+    /// Output format: text for people, json or csv for programs, triton (the pick's
+    /// launch keyword arguments, one line per shape).
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Batch mode: a CSV with columns M,N,K and an optional dtype; one output row per shape.
+    /// Batch mode: a CSV with columns M,N,K and an optional dtype; one output row per shape
+    /// (the pick), or N ranked rows with --top N; each row is written as its shape is
+    /// selected.
     #[arg(long, value_name = "FILE.csv")]
     shapes: Option<PathBuf>,
     /// Print what the model would use, with no shape: the GPU description, the hardware
@@ -109,7 +116,7 @@ impl Format {
 }
 
 fn main() -> ExitCode {
-    match origami::output::parse_args::<Args>("origami-select") {
+    match origami::usage::parse_args::<Args>("origami-select") {
         Ok(args) => finish("origami-select", run(args)),
         Err(exit) => exit.into(),
     }
@@ -128,10 +135,8 @@ fn run(args: Args) -> Result<(), Failure> {
         family: args.family,
         model: args.model,
         no_fitted: args.no_fitted,
-        listing: Listing {
-            top: args.top,
-            all: args.all,
-        },
+        top: args.top,
+        all: args.all,
         explain: args.explain,
     };
     let job = request.prepare(detect_device, |notice| {
@@ -176,4 +181,18 @@ fn describe(args: &Args) -> Result<(), Failure> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(Failure::output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_argument_is_described() {
+        assert_eq!(
+            origami::usage::undocumented(&Args::command()),
+            Vec::<String>::new()
+        );
+    }
 }

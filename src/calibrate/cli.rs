@@ -27,14 +27,14 @@ pub enum Format {
 }
 
 /// Calibrate an NVIDIA GPU with CUDA microbenchmarks and print the five Origami model
-/// parameters as JSON (the schema of `TRITONBLAS_HW_PARAMS`).
+/// parameters as JSON (the schema of `TRITONBLAS_HW_PARAMS`); or check calibration files
+/// (--check) and list the CUDA libraries and GPUs present (--probe) with no GPU needed.
 #[derive(Debug, Parser)]
 #[command(
     name = "origami-calibrate",
     version,
-    about,
     long_about = None,
-    after_help = help_line(&Exit::ALL)
+    after_help = calibrate_help()
 )]
 pub struct Args {
     /// Minimum samples per metric.
@@ -79,6 +79,21 @@ pub struct Args {
     /// Print what CUDA libraries and GPUs are present (JSON) and exit (4 without a GPU).
     #[arg(long, conflicts_with = "check")]
     pub probe: bool,
+}
+
+/// What `--help` prints after the options: every exit code the tool can return (3 when a
+/// metric stays unstable or a checked file's CoV is above the limit, 4 without a GPU or
+/// a CUDA library) and examples.
+fn calibrate_help() -> String {
+    format!(
+        "{}\n\
+         Examples:\n  \
+         origami-calibrate --quick --format text\n  \
+         origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
+         origami-calibrate --check calibrations/h200.json\n  \
+         origami-calibrate --probe",
+        help_line(&Exit::ALL)
+    )
 }
 
 /// "1", "1%", "0.5 %" -> 0.01, 0.01, 0.005.
@@ -179,17 +194,9 @@ impl Args {
 
 /// The program: parse `argv`, run, print; returns the exit code.
 pub fn main_with(argv: Vec<OsString>) -> Exit {
-    let args = match Args::try_parse_from(&argv) {
+    let args = match crate::usage::parse_args_from::<Args, _, _>("origami-calibrate", &argv) {
         Ok(a) => a,
-        Err(e) => {
-            return match crate::output::clap_display("origami-calibrate", e) {
-                Ok(exit) => exit,
-                Err(e) => {
-                    let _ = e.print();
-                    Exit::BadInput
-                }
-            };
-        }
+        Err(exit) => return exit,
     };
     let command = command_line(&argv);
     match run(&args, &command) {
@@ -495,6 +502,24 @@ mod tests {
         );
         assert_eq!(main_with(argv(&["--runs", "1"])), Exit::BadInput);
         assert_eq!(main_with(argv(&["--help"])), Exit::Ok);
+    }
+
+    #[test]
+    fn help_has_its_own_summary_every_exit_code_and_every_description() {
+        use clap::CommandFactory;
+        let mut cmd = Args::command();
+        let help = cmd.render_long_help().to_string();
+        assert!(help.starts_with("Calibrate an NVIDIA GPU"), "{help}");
+        assert!(!help.contains(env!("CARGO_PKG_DESCRIPTION")), "{help}");
+        for e in Exit::ALL {
+            assert!(
+                help.contains(&format!("{} {}", e.code(), e.meaning())),
+                "exit {} missing: {help}",
+                e.code()
+            );
+        }
+        assert!(help.contains("Examples:"), "{help}");
+        assert_eq!(crate::usage::undocumented(&cmd), Vec::<String>::new());
     }
 
     #[test]

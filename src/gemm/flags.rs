@@ -204,7 +204,7 @@ pub struct RefitFlags {
     /// Preset whose GPU description and parameters the fit starts from (TRITONBLAS_HW_PARAMS is applied on top).
     #[arg(long, default_value = "h200")]
     pub gpu: String,
-    /// Model variant.
+    /// Model variant: origami or seed (the NVIDIA port report's model as published).
     #[arg(long, default_value = "origami")]
     pub model: String,
     /// Input type of the rows to use.

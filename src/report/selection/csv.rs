@@ -1,5 +1,6 @@
 //! `--format csv`: one shape as a table of its ranked configs (and rejected ones with
-//! `--all`); a batch as one row per shape, streamed as the shapes are selected.
+//! `--all`); a batch as one row per shape (N ranked rows with `--top N`), streamed as the
+//! shapes are selected.
 
 use std::io::{self, Write};
 
@@ -14,6 +15,10 @@ pub const CONFIG_CSV_HEADER: &str =
 /// Header of the batch CSV (one row per shape).
 pub const BATCH_CSV_HEADER: &str =
     "M,N,K,dtype,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us";
+
+/// Header of the ranked batch CSV (`--top N`: N rows per shape, a rank column).
+pub const RANKED_BATCH_CSV_HEADER: &str =
+    "M,N,K,dtype,rank,BLOCK_SIZE_M,BLOCK_SIZE_N,BLOCK_SIZE_K,GROUP_SIZE_M,num_warps,num_stages,predicted_cycles,predicted_us";
 
 /// Writes CSV.
 #[derive(Debug, Default)]
@@ -56,12 +61,13 @@ pub fn report_csv(r: &SelectionReport) -> String {
     out
 }
 
-/// One batch CSV row.
+/// One batch CSV row (with its rank after the dtype when it has one).
 pub fn batch_row_csv(row: &BatchRow) -> String {
     let p = &row.problem;
     let r = &row.pick;
+    let rank = row.rank.map(|x| format!(",{x}")).unwrap_or_default();
     format!(
-        "{},{},{},{},{},{:.1},{:.3}",
+        "{},{},{},{}{rank},{},{:.1},{:.3}",
         p.m,
         p.n,
         p.k,
@@ -73,8 +79,12 @@ pub fn batch_row_csv(row: &BatchRow) -> String {
 }
 
 impl SelectionWriter for CsvWriter {
-    fn begin_batch(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{BATCH_CSV_HEADER}")
+    fn begin_batch(&mut self, out: &mut dyn Write, ranked: bool) -> io::Result<()> {
+        if ranked {
+            writeln!(out, "{RANKED_BATCH_CSV_HEADER}")
+        } else {
+            writeln!(out, "{BATCH_CSV_HEADER}")
+        }
     }
 
     fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {

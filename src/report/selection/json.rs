@@ -1,5 +1,7 @@
 //! `--format json`: the whole report of one shape as one object; a batch as one array of
-//! `{problem, pick}` objects, written when the last shape is in.
+//! `{problem, pick}` objects (`{problem, rank, config}` with `--top`), streamed: each
+//! element is written as its shape is selected, laid out as `serde_json`'s pretty printer
+//! lays out the whole array, so memory does not grow with the batch.
 
 use std::io::{self, Write};
 
@@ -10,10 +12,11 @@ use super::{BatchRow, SelectionReport, SelectionWriter, TieredValue};
 use crate::model::select::Ranked;
 use crate::model::Problem;
 
-/// Writes JSON; keeps a batch's rows until its end.
+/// Writes JSON; counts a batch's rows (the separators and an empty batch's `[]` depend on
+/// it).
 #[derive(Debug, Default)]
 pub struct JsonWriter {
-    rows: Vec<Value>,
+    rows: usize,
 }
 
 fn problem_json(p: &Problem) -> Value {
@@ -70,9 +73,31 @@ pub fn report_json(r: &SelectionReport) -> Value {
     v
 }
 
-/// The JSON object of one batch row.
+/// The JSON object of one batch row: the pick, or the config at its rank.
 pub fn batch_row_json(row: &BatchRow) -> Value {
-    json!({"problem": problem_json(&row.problem), "pick": ranked_json(&row.pick)})
+    match row.rank {
+        None => json!({"problem": problem_json(&row.problem), "pick": ranked_json(&row.pick)}),
+        Some(rank) => json!({
+            "problem": problem_json(&row.problem),
+            "rank": rank,
+            "config": ranked_json(&row.pick),
+        }),
+    }
+}
+
+/// One element of a pretty-printed array: `v` pretty-printed, every line indented by the
+/// two spaces of the array's level (strings hold no raw newline: JSON escapes it).
+fn array_element(v: &Value) -> io::Result<String> {
+    let text = serde_json::to_string_pretty(v).map_err(io::Error::other)?;
+    let mut out = String::with_capacity(text.len() + 64);
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("  ");
+        out.push_str(line);
+    }
+    Ok(out)
 }
 
 fn write_pretty(out: &mut dyn Write, v: &Value) -> io::Result<()> {
@@ -81,16 +106,52 @@ fn write_pretty(out: &mut dyn Write, v: &Value) -> io::Result<()> {
 }
 
 impl SelectionWriter for JsonWriter {
-    fn batch_row(&mut self, _out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {
-        self.rows.push(batch_row_json(row));
+    fn begin_batch(&mut self, _out: &mut dyn Write, _ranked: bool) -> io::Result<()> {
+        self.rows = 0;
         Ok(())
     }
 
+    fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {
+        let sep = if self.rows == 0 { "[\n" } else { ",\n" };
+        self.rows += 1;
+        write!(out, "{sep}{}", array_element(&batch_row_json(row))?)
+    }
+
     fn end_batch(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        write_pretty(out, &Value::Array(std::mem::take(&mut self.rows)))
+        if self.rows == 0 {
+            writeln!(out, "[]")
+        } else {
+            writeln!(out, "\n]")
+        }
     }
 
     fn single(&mut self, out: &mut dyn Write, report: &SelectionReport) -> io::Result<()> {
         write_pretty(out, &report_json(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The streamed array is byte for byte what the pretty printer makes of the whole
+    /// array, for no, one and several elements.
+    #[test]
+    fn streamed_elements_lay_out_like_the_whole_array() {
+        let element = |i: u64| json!({"problem": {"M": i, "dtype": "fp16"}, "pick": {"a": [1, 2], "s": "x\ny", "e": {}}});
+        for n in [0u64, 1, 3] {
+            let all: Vec<Value> = (0..n).map(element).collect();
+            let whole = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&Value::Array(all)).unwrap()
+            );
+            let mut streamed = String::new();
+            for i in 0..n {
+                streamed.push_str(if i == 0 { "[\n" } else { ",\n" });
+                streamed.push_str(&array_element(&element(i)).unwrap());
+            }
+            streamed.push_str(if n == 0 { "[]\n" } else { "\n]\n" });
+            assert_eq!(streamed, whole, "{n} elements");
+        }
     }
 }

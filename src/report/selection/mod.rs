@@ -143,10 +143,22 @@ pub fn constants(res: &Resolved) -> Vec<TieredValue> {
         .collect()
 }
 
-/// One shape of a batch: the pick and its prediction.
+/// What a batch writes per shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchRows {
+    /// The pick alone (one row per shape).
+    Pick,
+    /// The first N feasible configs in rank order (`--top N`), each row with its rank.
+    Top(usize),
+}
+
+/// One row of a batch: the pick and its prediction, or (with `rank`) the config at that
+/// rank of the shape's ranking.
 #[derive(Debug, Clone)]
 pub struct BatchRow {
     pub problem: Problem,
+    /// The place in the ranking (from 1) of a `--top` row; `None` for the pick.
+    pub rank: Option<usize>,
     pub pick: Ranked,
 }
 
@@ -154,17 +166,25 @@ impl From<Selection> for BatchRow {
     fn from(sel: Selection) -> BatchRow {
         BatchRow {
             problem: sel.problem,
+            rank: None,
             pick: sel.pick,
         }
     }
 }
 
 /// One output format of `origami-select`. A batch is written as `begin_batch`, one
-/// `batch_row` per shape as it is selected, then `end_batch`; a single shape as `single`.
+/// `batch_row` per row as its shape is selected, then `end_batch`; a single shape as
+/// `single`. No writer keeps a batch's rows: memory does not grow with the batch.
 pub trait SelectionWriter {
-    /// Before the first row of a batch (a header, where the format has one).
-    fn begin_batch(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+    /// Before the first row of a batch (a header, where the format has one); `ranked`
+    /// when the rows carry a rank (`--top`).
+    fn begin_batch(&mut self, _out: &mut dyn Write, _ranked: bool) -> io::Result<()> {
         Ok(())
+    }
+
+    /// Whether the format can write ranked batch rows (`--shapes` with `--top`).
+    fn ranks_batches(&self) -> bool {
+        true
     }
 
     /// One shape of a batch.
@@ -276,15 +296,16 @@ mod tests {
     }
 
     #[test]
-    fn batches_stream_rows_except_json() {
+    fn batches_stream_rows() {
         let r = report(Listing { top: 1, all: false }, false);
         let row = BatchRow {
             problem: r.problem,
+            rank: None,
             pick: r.pick.clone(),
         };
         let run = |w: &mut dyn SelectionWriter| {
             let mut out = Vec::new();
-            w.begin_batch(&mut out).unwrap();
+            w.begin_batch(&mut out, false).unwrap();
             w.batch_row(&mut out, &row).unwrap();
             let after_row = out.len();
             w.batch_row(&mut out, &row).unwrap();
@@ -305,9 +326,45 @@ mod tests {
         let (_, triton) = run(&mut TritonWriter);
         assert_eq!(triton.lines().count(), 2);
         let (after_row, json) = run(&mut JsonWriter::default());
-        assert_eq!(after_row, 0, "json waits for the end of the batch");
+        assert!(after_row > 0, "json writes a row as it comes");
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 2);
         assert_eq!(v[0], json::batch_row_json(&row));
+        // byte for byte the pretty-printed array of the rows, as when they were kept
+        let whole = serde_json::to_string_pretty(&v).unwrap();
+        assert_eq!(json, format!("{whole}\n"));
+        let mut empty = Vec::new();
+        let mut w = JsonWriter::default();
+        w.begin_batch(&mut empty, false).unwrap();
+        w.end_batch(&mut empty).unwrap();
+        assert_eq!(empty, b"[]\n");
+    }
+
+    #[test]
+    fn ranked_batch_rows_carry_their_rank() {
+        let r = report(Listing { top: 2, all: false }, false);
+        let row = BatchRow {
+            problem: r.problem,
+            rank: Some(2),
+            pick: r.ranked[1].clone(),
+        };
+        let csv = csv::batch_row_csv(&row);
+        assert!(csv.starts_with("4096,4096,4096,fp16,2,"), "{csv}");
+        assert_eq!(
+            csv.split(',').count(),
+            csv::RANKED_BATCH_CSV_HEADER.split(',').count()
+        );
+        let line = text::batch_line(&row);
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[4], "2", "{line}");
+        assert_eq!(
+            text::ranked_batch_header().split_whitespace().nth(4),
+            Some("rank")
+        );
+        let v = json::batch_row_json(&row);
+        assert_eq!(v["rank"], 2);
+        assert_eq!(v["config"], json::ranked_json(&r.ranked[1]));
+        assert!(v.get("pick").is_none());
+        assert!(!TritonWriter.ranks_batches() && CsvWriter.ranks_batches());
     }
 }

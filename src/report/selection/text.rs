@@ -1,5 +1,6 @@
 //! `--format text`: one shape as a headed table of its ranked configs, after the
-//! `--explain` walk-through when asked; a batch as one aligned line per shape.
+//! `--explain` walk-through when asked; a batch as one aligned line per shape (N ranked
+//! lines with `--top N`).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -18,11 +19,20 @@ pub fn batch_header() -> String {
     )
 }
 
-/// One batch line.
+/// The header line of a ranked batch (`--top N`): a rank column, the config at that rank.
+pub fn ranked_batch_header() -> String {
+    format!(
+        "{:>8} {:>8} {:>8} {:>5} {:>4}  {:<22} {:>12}",
+        "M", "N", "K", "dtype", "rank", "config", "predicted_us"
+    )
+}
+
+/// One batch line (with its rank after the dtype when it has one).
 pub fn batch_line(row: &BatchRow) -> String {
     let p = &row.problem;
+    let rank = row.rank.map(|x| format!(" {x:>4}")).unwrap_or_default();
     format!(
-        "{:>8} {:>8} {:>8} {:>5}  {:<22} {:>12.2}",
+        "{:>8} {:>8} {:>8} {:>5}{rank}  {:<22} {:>12.2}",
         p.m,
         p.n,
         p.k,
@@ -92,8 +102,12 @@ pub fn report_text(r: &SelectionReport) -> String {
 }
 
 impl SelectionWriter for TextWriter {
-    fn begin_batch(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", batch_header())
+    fn begin_batch(&mut self, out: &mut dyn Write, ranked: bool) -> io::Result<()> {
+        if ranked {
+            writeln!(out, "{}", ranked_batch_header())
+        } else {
+            writeln!(out, "{}", batch_header())
+        }
     }
 
     fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {

@@ -1,5 +1,5 @@
 //! `--format triton`: the keyword arguments of a Triton launch of the pick, one compact
-//! JSON object per shape.
+//! JSON object per shape (the pick only: a batch with `--top` is refused).
 
 use std::io::{self, Write};
 
@@ -25,6 +25,11 @@ pub fn launch_json(c: &Config) -> Value {
 pub struct TritonWriter;
 
 impl SelectionWriter for TritonWriter {
+    /// A launch line has no place for the shape or a rank: one pick per shape.
+    fn ranks_batches(&self) -> bool {
+        false
+    }
+
     fn batch_row(&mut self, out: &mut dyn Write, row: &BatchRow) -> io::Result<()> {
         writeln!(out, "{}", launch_json(&row.pick.config))
     }
