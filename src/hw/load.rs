@@ -186,6 +186,10 @@ pub const MIN_REGISTERS_PER_THREAD: u32 = 63;
 /// The highest per-thread register limit of a CUDA GPU (compute capability 3.2 on).
 pub const MAX_REGISTERS_PER_THREAD: u32 = 255;
 
+/// The most SMs a GPU description may have: several times any GPU made (the largest have
+/// under 200), so that the models' per-wave work stays bounded.
+pub const MAX_SM_COUNT: u32 = 1024;
+
 /// Semantic checks of a full document beyond its shape.
 pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
     validate_params(&doc.params, path)?;
@@ -221,6 +225,12 @@ pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
         if !(v.is_finite() && v > 0.0) {
             return Err(field(f, "must be a positive number"));
         }
+    }
+    if g.sm_count > MAX_SM_COUNT {
+        return Err(field(
+            "sm_count",
+            &format!("must be at most {MAX_SM_COUNT} (got {})", g.sm_count),
+        ));
     }
     if g.mma_shape.contains(&0) {
         return Err(field("mma_shape", "entries must be positive"));

@@ -190,6 +190,15 @@ impl GpuPerf {
         if h.sm_count == 0 || w.sm_count == 0 || w.dram_bus_bits == 0 {
             return Err("sm_count and ws.dram_bus_bits must be > 0".into());
         }
+        let most = crate::hw::load::MAX_SM_COUNT;
+        for (field, v) in [
+            ("hardware.sm_count", h.sm_count),
+            ("ws.sm_count", w.sm_count),
+        ] {
+            if v > most {
+                return Err(format!("{field} must be at most {most}, got {v}"));
+            }
+        }
         if w.dram_transfers_per_clock == 0 || w.mma_full_rate_m == 0 {
             return Err("ws.dram_transfers_per_clock and ws.mma_full_rate_m must be > 0".into());
         }
@@ -285,5 +294,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.json") && e.contains("l2_hit_rate"), "{e}");
+    }
+
+    #[test]
+    fn more_sms_than_any_gpu_is_refused() {
+        // 60,182 SMs made the raster model's per-wave work explode (found by the fuzz
+        // harness); no GPU has more than a few hundred.
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../calibrations/perf/rtx4090.json")).unwrap();
+        v["ws"]["sm_count"] = serde_json::json!(60182);
+        let e = GpuPerf::from_json(&v.to_string(), "x.json")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "x.json: ws.sm_count must be at most 1024, got 60182");
     }
 }

@@ -324,7 +324,13 @@ pub fn predict_rows(
             }
             Model::Ws(l2) => {
                 let o = WsOptions {
-                    tile: r.tile.expect("tile checked when reading"),
+                    tile: r.tile.ok_or_else(|| {
+                        bad(
+                            origin,
+                            r.line,
+                            "the ws model needs a tile (column 'tile')".into(),
+                        )
+                    })?,
                     cluster: r.cluster,
                     two_cta: r.two_cta,
                     l2,
