@@ -121,10 +121,37 @@ pub fn finish(tool: &str, r: Result<(), Failure>) -> std::process::ExitCode {
     match r {
         Ok(()) => Exit::Ok.into(),
         Err(f) => {
-            eprintln!("{tool}: error: {}", f.msg);
+            eprint_error(tool, &f.msg);
             f.exit.into()
         }
     }
+}
+
+/// `tool: error: message` as one line: a line break or other control character that came
+/// with the input the message quotes is shown escaped (`\n`), never as a second line.
+pub fn error_line(tool: &str, msg: &dyn fmt::Display) -> String {
+    let msg = msg.to_string();
+    let msg: String = if msg.chars().any(char::is_control) {
+        msg.chars()
+            .flat_map(|c| {
+                let escaped: Vec<char> = if c.is_control() {
+                    c.escape_default().collect()
+                } else {
+                    vec![c]
+                };
+                escaped
+            })
+            .collect()
+    } else {
+        msg
+    };
+    format!("{tool}: error: {msg}")
+}
+
+/// Print [`error_line`] on stderr (best effort, like `eprintln!` without its panic).
+pub fn eprint_error(tool: &str, msg: &dyn fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", error_line(tool, msg));
 }
 
 /// The exit-code lines for `--help`, for the codes a tool can return:
@@ -156,5 +183,15 @@ mod tests {
         let f = Failure::bad("no such file").context("--shapes x.csv");
         assert_eq!(f.exit, Exit::BadInput);
         assert_eq!(f.to_string(), "--shapes x.csv: no such file");
+    }
+
+    #[test]
+    fn an_error_is_one_line_whatever_it_quotes() {
+        assert_eq!(error_line("t", &"plain"), "t: error: plain");
+        assert_eq!(
+            error_line("t", &"got: M,N\n1,2\r\t"),
+            "t: error: got: M,N\\n1,2\\r\\t"
+        );
+        assert!(!error_line("t", &"a\u{0}b\u{1b}").contains(char::is_control));
     }
 }

@@ -7,6 +7,17 @@ use std::io::Write;
 
 use crate::exit::{Exit, Failure};
 
+/// A number as an error message shows it: as Rust prints it when that is short, else in
+/// scientific notation (a subnormal or 1e300 would print hundreds of digits).
+pub fn shown(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Write `text` to stdout and flush it.
 pub fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
@@ -29,4 +40,19 @@ pub fn clap_display(tool: &str, e: clap::Error) -> Result<Exit, clap::Error> {
             f.exit
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_numbers_show_in_scientific_notation() {
+        assert_eq!(shown(0.5), "0.5");
+        assert_eq!(shown(-1.0), "-1");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert_eq!(shown(1e300), "1e300");
+        assert_eq!(shown(-1.617940027608192e-300), "-1.617940027608192e-300");
+        assert_eq!(shown(123456.789), "123456.789");
+    }
 }

@@ -241,7 +241,14 @@ impl PickJob {
         out: &mut dyn Write,
         diag: &mut dyn Write,
     ) -> Result<(), PickError> {
+        // Every input type's selector first: a family that cannot rank a row's type fails
+        // before anything is written.
         let mut selectors: HashMap<Dtype, Selector<'static>> = HashMap::new();
+        for p in &self.problems {
+            if let Entry::Vacant(e) = selectors.entry(p.dtype) {
+                e.insert(self.setup.selector(p.dtype)?);
+            }
+        }
         if let Some(rows) = self.batch {
             if matches!(rows, BatchRows::Top(_)) && !writer.ranks_batches() {
                 return Err(PickError::BatchTopFormat);
@@ -249,10 +256,7 @@ impl PickJob {
             writer.begin_batch(out, rows != BatchRows::Pick)?;
         }
         for p in &self.problems {
-            let s: &Selector<'static> = match selectors.entry(p.dtype) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(self.setup.selector(p.dtype)?),
-            };
+            let s = &selectors[&p.dtype];
             let sel = s.select(p, self.listing.all && self.batch.is_none())?;
             match self.batch {
                 Some(BatchRows::Pick) => {

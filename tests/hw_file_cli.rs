@@ -145,7 +145,7 @@ fn bad_files_are_refused_by_both_tools_with_the_same_reason() {
         assert_eq!(sel_code, Some(2), "{name}: select: {sel_err}");
         assert_eq!(chk_code, Some(2), "{name}: check: {chk_err}");
         let from_select = reason(&sel_err, "origami-select: error: TRITONBLAS_HW_PARAMS: ");
-        let from_check = reason(&chk_err, "origami-calibrate: check failed: ");
+        let from_check = reason(&chk_err, "origami-calibrate: error: check failed: ");
         assert_eq!(from_select, from_check, "{name}");
         let file = f.display().to_string();
         assert!(

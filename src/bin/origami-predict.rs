@@ -170,7 +170,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => Exit::Ok.into(),
         Err(e) => {
-            eprintln!("error: {}", e.message());
+            origami::exit::eprint_error("origami-predict", &e.message());
             e.exit_code().into()
         }
     }

@@ -202,7 +202,7 @@ pub fn main_with(argv: Vec<OsString>) -> Exit {
     match run(&args, &command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("origami-calibrate: error: {e}");
+            crate::exit::eprint_error("origami-calibrate", &e);
             e.exit_code()
         }
     }
@@ -417,7 +417,7 @@ fn run_check(args: &Args) -> Result<Exit, CalibError> {
                 stdout(&out)?;
             }
             Err(e) => {
-                eprintln!("origami-calibrate: check failed: {e}");
+                crate::exit::eprint_error("origami-calibrate", &format!("check failed: {e}"));
                 let code = e.exit_code();
                 if code.code() > worst.code() {
                     worst = code;

@@ -82,9 +82,22 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<HwFile, HwError> {
                 ),
             });
         }
-        let doc: HwDoc = serde_json::from_value(value.clone()).map_err(|e| HwError::Schema {
-            path: path.clone(),
-            msg: e.to_string(),
+        // The error names the field it is about ("measurements[3].n"), not just the type.
+        let doc: HwDoc = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+            let field = e.path().to_string();
+            let msg = e.into_inner().to_string();
+            if field == "." {
+                HwError::Schema {
+                    path: path.clone(),
+                    msg,
+                }
+            } else {
+                HwError::Field {
+                    path: path.clone(),
+                    field,
+                    msg,
+                }
+            }
         })?;
         validate_doc(&doc, &path)?;
         return Ok(HwFile::Full(Box::new(doc)));
@@ -145,7 +158,7 @@ pub fn check_param(name: &str, v: f64, path: &Path) -> Result<(), HwError> {
     let bad = |msg: &str| HwError::Field {
         path: path.to_path_buf(),
         field: name.into(),
-        msg: format!("{msg} (got {v})"),
+        msg: format!("{msg} (got {})", crate::output::shown(v)),
     };
     if !v.is_finite() {
         return Err(bad("must be finite"));

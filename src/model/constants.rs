@@ -12,6 +12,7 @@
 //! group, unit, allowed range and place in the refit's knob list. The struct, `Default`,
 //! the names, get and set by name and the metadata list `CONSTANTS` are generated from it.
 
+use crate::output::shown;
 use std::collections::BTreeMap;
 
 pub use super::modes::{Phase2Tie, Scoring};
@@ -92,17 +93,23 @@ impl ValueRange {
     /// `Ok` when `v` lies in the range, else why not.
     pub fn check(&self, v: f64) -> Result<(), String> {
         if !v.is_finite() || v < 0.0 {
-            return Err(format!("must be a finite non-negative number (got {v})"));
+            return Err(format!(
+                "must be a finite non-negative number (got {})",
+                shown(v)
+            ));
         }
         match *self {
             ValueRange::Switch => {
                 if v != 0.0 && v != 1.0 {
-                    return Err(format!("must be 0 or 1 (got {v})"));
+                    return Err(format!("must be 0 or 1 (got {})", shown(v)));
                 }
             }
             ValueRange::OffOrAtLeast { min } => {
                 if v != 0.0 && v < min {
-                    return Err(format!("must be 0 (off) or at least {min} (got {v})"));
+                    return Err(format!(
+                        "must be 0 (off) or at least {min} (got {})",
+                        shown(v)
+                    ));
                 }
             }
             ValueRange::Interval {
@@ -113,16 +120,16 @@ impl ValueRange {
             } => {
                 if v > max || (v == max && !max_inclusive) {
                     return Err(if max_inclusive {
-                        format!("must be at most {max} (got {v})")
+                        format!("must be at most {max} (got {})", shown(v))
                     } else {
-                        format!("must be below {max} (got {v})")
+                        format!("must be below {max} (got {})", shown(v))
                     });
                 }
                 if v < min || (v == min && !min_inclusive) {
                     return Err(match (min_inclusive, min == 0.0) {
                         (false, true) => "must be positive".into(),
-                        (false, false) => format!("must be above {min} (got {v})"),
-                        (true, _) => format!("must be at least {min} (got {v})"),
+                        (false, false) => format!("must be above {min} (got {})", shown(v)),
+                        (true, _) => format!("must be at least {min} (got {})", shown(v)),
                     });
                 }
             }

@@ -91,7 +91,7 @@ pub fn parse_shape_rows(
         _ => {
             return Err(err(format!(
                 "missing column: the header must name M, N and K (got: {})",
-                headers.iter().collect::<Vec<_>>().join(",")
+                quoted_header(&headers)
             )))
         }
     };
@@ -133,6 +133,20 @@ pub fn parse_shape_rows(
     Ok(out)
 }
 
+/// The header as an error quotes it: escaped, at most 80 characters.
+fn quoted_header(headers: &csv::StringRecord) -> String {
+    let text: String = headers
+        .iter()
+        .collect::<Vec<_>>()
+        .join(",")
+        .escape_debug()
+        .collect();
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +177,15 @@ mod tests {
             .to_string();
         assert!(e.contains("fp64"), "{e}");
         assert!(parse_shapes("M,N,K\n", "t.csv", Dtype::Fp16).is_err());
+    }
+
+    #[test]
+    fn a_quoted_header_with_line_breaks_is_quoted_on_one_line() {
+        let e = parse_shapes("\"M,N,K\n1,2,3\n4,5,6\n", "c.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains("missing column"), "{e}");
     }
 
     #[test]

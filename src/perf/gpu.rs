@@ -138,7 +138,20 @@ impl GpuPerf {
 
     /// Parses and validates a description; `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> Result<GpuPerf, PerfError> {
-        let g: GpuPerf = serde_json::from_str(text).map_err(|e| PerfError::Input {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let g: GpuPerf = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            PerfError::Input {
+                path: origin.to_string(),
+                msg: if field == "." {
+                    format!("invalid perf description: {inner}")
+                } else {
+                    format!("invalid perf description: field '{field}': {inner}")
+                },
+            }
+        })?;
+        de.end().map_err(|e| PerfError::Input {
             path: origin.to_string(),
             msg: format!("invalid perf description: {e}"),
         })?;
@@ -176,7 +189,10 @@ impl GpuPerf {
         ];
         for (field, v) in positive {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{field} must be a positive number, got {v}"));
+                return Err(format!(
+                    "{field} must be a positive number, got {}",
+                    crate::output::shown(v)
+                ));
             }
         }
         for (field, v) in [
@@ -184,7 +200,10 @@ impl GpuPerf {
             ("ws.epilogue_min_cycles", w.epilogue_min_cycles),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{field} must be >= 0, got {v}"));
+                return Err(format!(
+                    "{field} must be >= 0, got {}",
+                    crate::output::shown(v)
+                ));
             }
         }
         if h.sm_count == 0 || w.sm_count == 0 || w.dram_bus_bits == 0 {

@@ -8,7 +8,7 @@
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 use crate::model::constants::ModelConstants;
-use crate::model::problem::Config;
+use crate::model::problem::{Config, Problem};
 
 use super::seed::seed_tiles;
 use super::{default_launch_preference, operand_tile_bytes, KernelFamily};
@@ -31,9 +31,32 @@ impl TritonRegisterModel {
     pub const OVERHEAD: u32 = 40;
 }
 
+/// Why Triton's tutorial matmul cannot run a problem, if so: it indexes A, B and C with
+/// 32-bit offsets (`offs_am[:, None] * stride_am + ...` in int32), so no operand may hold
+/// 2^31 elements or more. The sweep script (`scripts/triton_sweep.py`) asserts the same.
+pub fn problem_violation(p: &Problem) -> Option<String> {
+    const LIMIT: u64 = 1 << 31;
+    for (what, v) in [
+        ("M x K", p.m * p.k),
+        ("N x K", p.n * p.k),
+        ("M x N", p.m * p.n),
+    ] {
+        if v >= LIMIT {
+            return Some(format!(
+                "{what} = {v} elements: Triton's matmul indexes its operands with 32-bit offsets (at most 2^31 - 1 = {} elements each)",
+                LIMIT - 1
+            ));
+        }
+    }
+    None
+}
+
 impl KernelFamily for TritonFamily {
     fn name(&self) -> &'static str {
         NAME
+    }
+    fn problem_violation(&self, p: &Problem) -> Option<String> {
+        problem_violation(p)
     }
     fn tiles(&self) -> Vec<(u32, u32, u32)> {
         seed_tiles()
@@ -271,5 +294,20 @@ mod tests {
         assert_eq!(triton_mma_warps(&cfg("64x16x32,w8,s2")), (8, 1));
         // Past the tile's size, warps replicate along M.
         assert_eq!(triton_mma_warps(&cfg("16x16x32,w4,s2")), (4, 1));
+    }
+
+    #[test]
+    fn operands_of_2_31_elements_overflow_the_offsets() {
+        let p = |m, n, k| Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        assert_eq!(problem_violation(&p(1 << 15, 1 << 15, 1 << 15)), None);
+        let e = problem_violation(&p(1 << 16, 16, 1 << 15)).unwrap();
+        assert!(e.starts_with("M x K = 2147483648 elements"), "{e}");
+        assert!(problem_violation(&p(16, 1 << 16, 1 << 15))
+            .unwrap()
+            .starts_with("N x K"));
+        assert!(problem_violation(&p(1 << 16, 1 << 15, 16))
+            .unwrap()
+            .starts_with("M x N"));
+        assert_eq!(problem_violation(&p(46340, 46340, 46340)), None);
     }
 }
