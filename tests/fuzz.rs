@@ -6,7 +6,7 @@
 //! rejection a one-line message. Accepted inputs go on through the tools' next step
 //! (a selection, a prediction, a report with plots), which must hold the same.
 //!
-//! Cases per property: `ORIGAMI_FUZZ_CASES` (default 96, what CI runs). Run with
+//! Cases per property: `ORIGAMI_FUZZ_CASES` (default 256, what CI runs). Run with
 //! `--nocapture` to see the tally of inputs and outcomes per property.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -63,7 +63,7 @@ fn cases() -> u32 {
     std::env::var("ORIGAMI_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(96)
+        .unwrap_or(256)
 }
 
 fn config() -> ProptestConfig {
