@@ -55,6 +55,15 @@ fn size_text(bytes: u64) -> String {
     }
 }
 
+/// A CSV record whose quoted field holds a line break (an unclosed quote, most often)
+/// is refused: every later message about the row would otherwise span several lines.
+pub fn single_line_fields(rec: &csv::StringRecord) -> Result<(), String> {
+    if rec.iter().any(|f| f.contains(['\n', '\r'])) {
+        return Err("a quoted field spans several lines (an unclosed quote?)".into());
+    }
+    Ok(())
+}
+
 /// What is wrong with a CSV row, without the reader's own position (callers name the
 /// file's line themselves, which can differ when comments are dropped first).
 pub fn csv_row_problem(e: &csv::Error) -> String {

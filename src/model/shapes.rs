@@ -107,6 +107,7 @@ pub fn parse_shape_rows(
             }
         })?;
         let line = rec.position().map_or(0, |p| line_of(p.record()));
+        crate::input::single_line_fields(&rec).map_err(|e| err(format!("line {line}: {e}")))?;
         let field = |c: usize, name: &str| -> Result<u64, ShapesError> {
             let v = rec.get(c).unwrap_or("");
             parse_dim(name, v).map_err(|e| err(format!("line {line}: {e}")))
@@ -186,6 +187,17 @@ mod tests {
             .to_string();
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains("missing column"), "{e}");
+    }
+
+    #[test]
+    fn a_field_spanning_lines_is_refused_on_one_line() {
+        let e = parse_shapes("M,N,K\n1,2,\"3\n4,5,6\"\n", "c.csv", Dtype::Fp16)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "c.csv: line 2: a quoted field spans several lines (an unclosed quote?)"
+        );
     }
 
     #[test]

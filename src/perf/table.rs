@@ -192,6 +192,7 @@ pub fn parse_input(text: &str, origin: &str, need_tile: bool) -> Result<Vec<Inpu
                 format!("malformed row: {}", crate::input::csv_row_problem(&e)),
             )
         })?;
+        crate::input::single_line_fields(&rec).map_err(|e| bad(origin, line, e))?;
         let field = |idx: usize| rec.get(idx).unwrap_or("").trim();
         let size = |idx: usize, name: &str| -> Result<u64, PerfError> {
             match field(idx).parse::<u64>() {
