@@ -3,6 +3,7 @@
 //! and pick GEMM tile configurations without autotuning.
 
 pub mod calibrate;
+pub mod constants;
 pub mod dtype;
 pub mod exit;
 pub mod gemm;

@@ -83,7 +83,7 @@ pub enum SetupError {
     #[error("--gpu: {0}")]
     Gpu(crate::hw::presets::UnknownGpu),
     #[error("hardware parameters: {0}")]
-    Constants(#[from] crate::model::constants::ConstantError),
+    Constants(#[from] crate::constants::ConstantError),
     #[error("--family {family}: {source}")]
     NoFeasibleConfig {
         family: &'static str,
@@ -220,9 +220,7 @@ fn flat_values(params: usize, constants: usize) -> String {
 }
 
 /// The model constants of a resolution: the defaults with every tier's overrides applied.
-pub fn constants_of(
-    res: &Resolved,
-) -> Result<ModelConstants, crate::model::constants::ConstantError> {
+pub fn constants_of(res: &Resolved) -> Result<ModelConstants, crate::constants::ConstantError> {
     ModelConstants::with_overrides(res.constants.iter().map(|(k, (v, _))| (k.as_str(), *v)))
 }
 

@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
+use origami::constants::CONSTANT_NAMES;
 use origami::dtype::Dtype;
 use origami::hw::load::parse_str;
-use origami::model::constants::CONSTANT_NAMES;
 use origami::model::shapes::parse_shapes;
 use origami::model::{ModelConstants, Problem, Selector, Variant};
 use origami::perf::table::{parse_input, predict_rows, Model};

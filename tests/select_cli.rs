@@ -357,10 +357,7 @@ fn describe_lists_the_gpu_parameters_and_every_constant() {
     assert_eq!(j["family"], "origami");
     assert_eq!(j["params"]["mma_latency"]["tier"], "preset");
     let constants = j["constants"].as_array().unwrap();
-    assert_eq!(
-        constants.len(),
-        origami::model::constants::CONSTANT_NAMES.len()
-    );
+    assert_eq!(constants.len(), origami::constants::CONSTANT_NAMES.len());
     // The fitted tier of the origami family on Hopper turns the throughput model on.
     let tm = constants
         .iter()

@@ -10,9 +10,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::constants::{refit_knobs, ConstantError};
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
-use crate::model::constants::{refit_knobs, ConstantError};
 use crate::model::{
     KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selector, Variant,
 };
@@ -21,7 +21,7 @@ use crate::stats::{kendall_tau_b, mean};
 use super::sweep::ConfigRow;
 
 /// Parameters the fit moves (with the latency model only, before its constants). The
-/// constants it moves, and their order, are the table's (`model::constants::refit_knobs`):
+/// constants it moves, and their order, are the table's (`constants::refit_knobs`):
 /// with the latency model the pipeline and launch knobs are among them (0 / 1 = off: start
 /// the fit from a file that sets them to move them); with the throughput model
 /// (`throughput_model` = 1 in the starting constants) the `tp_*` knobs and `wgmma_speedup`.

@@ -71,8 +71,8 @@ pub fn apply_fitted(res: &mut Resolved, family: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constants::ModelConstants;
     use crate::hw::presets::preset;
-    use crate::model::ModelConstants;
 
     #[test]
     fn embedded_files_parse_into_valid_constants_for_hopper_only() {

@@ -5,7 +5,7 @@
 //!
 //! [`parse_str`] is the one validation of a document: its schema, the parameters' and the
 //! GPU description's ranges, and the constants' names and ranges (the table's rule in
-//! `model::constants`). Every tool reads a file through it: the tier resolution
+//! `constants`). Every tool reads a file through it: the tier resolution
 //! (`hw::resolve`, hence `origami-select` and the others) and `origami-calibrate --check`,
 //! which adds its own checks of a calibration (provenance, CoV, plausibility) on top. A
 //! file that loads here is one the selector accepts.
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::schema::{HwDoc, ModelParams, PARAM_NAMES, SCHEMA_VERSION};
-use crate::model::constants::check_constant;
+use crate::constants::check_constant;
 
 /// Why a hardware document was rejected.
 #[derive(Debug, thiserror::Error)]
@@ -279,7 +279,7 @@ pub fn validate_doc(doc: &HwDoc, path: &Path) -> Result<(), HwError> {
 }
 
 /// The model's constants of a document, flat or full: known names, values in their ranges
-/// (the table's rule, `model::constants::check_constant`), so that a file that loads is one
+/// (the table's rule, `constants::check_constant`), so that a file that loads is one
 /// every tool can use.
 pub fn validate_constants(constants: &BTreeMap<String, f64>, path: &Path) -> Result<(), HwError> {
     for (name, v) in constants {

@@ -152,7 +152,7 @@ pub struct HwDoc {
     pub schema_version: u32,
     pub gpu: GpuDesc,
     pub params: ModelParams,
-    /// Overrides of the model's empirical constants (see `model::constants`), by name.
+    /// Overrides of the model's empirical constants (see `constants`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub constants: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

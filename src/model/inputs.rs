@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
-use super::constants::ModelConstants;
+use crate::constants::ModelConstants;
 
 /// Which formulas to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -10,8 +10,8 @@
 //!   tile *rows*, M fastest), bounded by the global hit rate of one full pass (0.1 when it
 //!   overflows L2, as gemm.cpp), and a result of exactly 0 becomes the 0.5 floor.
 
-use super::constants::ModelConstants;
 use super::inputs::ceil_div;
+use crate::constants::ModelConstants;
 
 /// Inputs of the hit-rate estimate, all in tiles or bytes.
 #[derive(Debug, Clone, Copy)]

@@ -13,11 +13,11 @@ use serde::Serialize;
 
 use crate::dtype::Dtype;
 
-use super::constants::ModelConstants;
 use super::family::MmaAtom;
 use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element};
 use super::l2::{hit_origami, hit_seed, resident_footprint_bytes, L2Estimate, L2Input};
 use super::problem::Problem;
+use crate::constants::ModelConstants;
 
 pub use super::inputs::{ModelInputs, Variant};
 

@@ -4,23 +4,21 @@
 //! (the NVIDIA port report's model as published) and `origami` variants, the SM-throughput
 //! model of one launch (occupancy, pipeline, warps), and the two-phase selection.
 
-pub mod constants;
 pub mod family;
 pub mod group;
 pub mod inputs;
 pub mod l2;
 pub mod latency;
-pub mod modes;
 pub mod occupancy;
 pub mod problem;
 pub mod select;
 pub mod shapes;
 pub mod throughput;
 
-pub use constants::ModelConstants;
+pub use crate::constants::ModelConstants;
+pub use crate::constants::{Phase2Tie, Scoring};
 pub use family::{family, KernelFamily, FAMILY_NAMES};
 pub use inputs::{ModelInputs, Variant};
 pub use latency::{predict, Breakdown};
-pub use modes::{Phase2Tie, Scoring};
 pub use problem::{Config, Problem};
 pub use select::{NoFiniteScore, Selection, Selector};

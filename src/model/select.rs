@@ -19,15 +19,15 @@ use std::cmp::Ordering;
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
-use super::constants::ModelConstants;
 use super::family::{Candidate, KernelFamily, MmaAtom};
 use super::group::{choose_group, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
-use super::modes::Scoring;
 use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
 use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown};
+use crate::constants::modes::Scoring;
+use crate::constants::ModelConstants;
 
 /// One tile of the family with its configs.
 #[derive(Debug, Clone)]

@@ -321,8 +321,8 @@ pub fn predict_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constants::{ModelConstants, Scoring};
     use crate::hw::presets::preset;
-    use crate::model::constants::{ModelConstants, Scoring};
     use crate::model::family::mma_sync_atom;
     use crate::model::latency::Variant;
 

@@ -1,13 +1,13 @@
 //! `origami-select --describe`: what the model would use, with no shape: the GPU
 //! description, the five hardware parameters with their tiers, and every model constant
-//! of the table (`model::constants`) with its group, unit, default, allowed range, the
+//! of the table (`constants`) with its group, unit, default, allowed range, the
 //! value in force and where that value came from. The JSON form is what scripts read
 //! instead of restating the Rust side's numbers and names.
 
 use serde_json::{json, Value};
 
+use crate::constants::{ConstantDef, ValueRange, CONSTANTS};
 use crate::hw::resolve::Tier;
-use crate::model::constants::{ConstantDef, ValueRange, CONSTANTS};
 use crate::setup::Setup;
 
 use super::selection::{params, TieredValue};

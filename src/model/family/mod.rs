@@ -20,8 +20,8 @@
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 
-use super::constants::ModelConstants;
 use super::problem::{Config, Problem};
+use crate::constants::ModelConstants;
 
 pub mod origami;
 pub mod seed;

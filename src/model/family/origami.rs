@@ -8,9 +8,9 @@
 //! the defines it is given. Registers and spills come from ptxas (`register_table`): a
 //! config whose compiled kernel has a stack frame (spills) is never picked.
 
+use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-use crate::model::constants::ModelConstants;
 use crate::model::problem::{Config, Problem};
 
 use super::{default_launch_preference, KernelFamily};

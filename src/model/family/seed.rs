@@ -2,9 +2,9 @@
 //! 5 x 5 x 6 = 150 tiles, num_warps 8, num_stages 2, shared memory (BM BK + BK BN) x bytes,
 //! and no register check (the port's failure: it picks tiles that spill).
 
+use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-use crate::model::constants::ModelConstants;
 use crate::model::problem::Config;
 
 use super::{operand_tile_bytes, KernelFamily};

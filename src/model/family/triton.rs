@@ -5,9 +5,9 @@
 //! elsewhere a register estimate (fp32 accumulators + operand fragments + overhead) above
 //! 255 per thread marks the config "spills", and it is never picked.
 
+use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-use crate::model::constants::ModelConstants;
 use crate::model::problem::{Config, Problem};
 
 use super::seed::seed_tiles;

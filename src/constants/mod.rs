@@ -15,7 +15,9 @@
 use crate::output::shown;
 use std::collections::BTreeMap;
 
-pub use super::modes::{Phase2Tie, Scoring};
+pub mod modes;
+
+pub use modes::{Phase2Tie, Scoring};
 
 /// Which part of the model a constant belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
