@@ -1,0 +1,1 @@
+"""origami: GEMM kernels and their configs (Python side)."""

@@ -1,0 +1,1 @@
+"""Kernels the project models and sweeps."""
