@@ -180,3 +180,52 @@ def test_config_key_and_constexprs():
     assert c.constexprs() == {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64,
                               "GROUP_SIZE_M": 8, "WARP_SPECIALIZE": False, "FLATTEN": True,
                               "EPILOGUE_SUBTILE": False}
+
+
+# The compile check (scripts/triton/tma_ptxas_stats.py) as a process, without the
+# interpreter: one config compiled for sm_90a agrees with the committed table.
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SCRIPT = os.path.join(ROOT, "scripts", "triton", "tma_ptxas_stats.py")
+
+
+def _stats(args, cache, interpret=False):
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    env["TRITON_CACHE_DIR"] = cache  # compile afresh, not from an earlier run's cache
+    return subprocess.run([sys.executable, SCRIPT, *args], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _rows(path):
+    import csv
+    with open(path) as f:
+        f.readline()  # the comment naming the command
+        return list(csv.DictReader(f))
+
+
+def test_compile_check_matches_the_committed_table(tmp_path):
+    out = tmp_path / "t.csv"
+    key = "128x128x64_g8_w8_s3_ws0_fl1_st1"
+    r = _stats([str(out), "--jobs", "1", "--only", key], str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (row,) = _rows(out)
+    assert row["status"] == "ok" and row["wgmma"] == "1" and row["tensormap_replace"] == "1"
+    assert int(row["tma_copies"]) > 0 and row["spill_store_bytes"] == "0"
+    shipped = [t for t in _rows(os.path.join(ROOT, "data", "triton_tma_sm90.csv"))
+               if (t["bm"], t["bn"], t["bk"], t["w"], t["s"], t["ws"], t["flatten"],
+                   t["subtile"]) == ("128", "128", "64", "8", "3", "0", "1", "1")]
+    assert len(shipped) == 1
+    for k in ("status", "regs", "shared_bytes", "tma_copies", "ws_split", "ptx_md5"):
+        assert row[k] == shipped[0][k], k
+
+
+def test_compile_check_refuses_the_interpreter_and_an_empty_listing(tmp_path):
+    out = tmp_path / "t.csv"
+    r = _stats([str(out)], str(tmp_path / "cache"), interpret=True)
+    assert r.returncode != 0 and "unset TRITON_INTERPRET" in r.stderr
+    r = _stats([str(out), "--only", "no-such-config"], str(tmp_path / "cache"))
+    assert r.returncode != 0 and "no config in the listing matches --only" in r.stderr
+    assert not out.exists()

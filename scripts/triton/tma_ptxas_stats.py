@@ -4,11 +4,11 @@ CPU (no GPU needed) and record, for every config of a listing: ptxas's registers
 spill stores/loads, Triton's shared-memory figure, whether the PTX has wgmma
 (`wgmma.mma_async`), TMA copies (`cp.async.bulk.tensor`) and device-side descriptor
 writes (`tensormap.replace`), whether Triton split the loop into warp-specialized
-partitions (`ws_split`: a `ttg.warp_specialize` op in the TTGIR), a short hash of the PTX
-(`ptx_md5`: equal hashes are the same kernel, e.g. a switch that changed nothing), and the
-status: ok, out_of_resources (shared memory above sm_90's 232448 B per block, which the
-launch would refuse; Triton's compiler itself does not check it), compile_error or
-ptxas_error, with the error's first 160 characters.
+partitions (`ws_split`: a `ttg.warp_specialize` op in the TTGIR), a short hash of the PTX's
+code (`ptx_md5`, debug lines left out: equal hashes are the same kernel, e.g. a switch
+that changed nothing), and the status: ok, out_of_resources (shared memory above sm_90's
+232448 B per block, which the launch would refuse; Triton's compiler itself does not
+check it), compile_error or ptxas_error, with the error's first 160 characters.
 
 The listing is `configs()` of the kernel module with GROUP_SIZE_M left out (it only
 changes the tile-index arithmetic; compiled at --group, 8 by default) and NUM_PROGRAMS
@@ -37,6 +37,18 @@ FIELDS = ["bm", "bn", "bk", "w", "s", "ws", "flatten", "subtile", "status", "reg
           "tensormap_replace", "ws_split", "ptx_md5", "error"]
 # sm_90's largest shared memory per block: a kernel above it compiles, and its launch fails
 SM90_SHARED_BYTES = 232448
+
+
+def ptx_md5(ptx):
+    """A hash of the PTX's code alone: no debug sections, `.file` or `.loc` lines (they
+    hold the source's path and line numbers, which differ between checkouts)."""
+    code = []
+    for line in ptx.splitlines():
+        if line.strip().startswith(".section") and ".debug" in line:
+            break
+        if not line.strip().startswith((".file", ".loc")):
+            code.append(line)
+    return hashlib.md5("\n".join(code).encode()).hexdigest()[:10]
 
 
 def one(job):
@@ -82,7 +94,7 @@ def one(job):
         row["tensormap_replace"] = int("tensormap.replace" in ptx)
         ttgir = k.asm.get("ttgir", "")
         row["ws_split"] = int("ttg.warp_specialize" in ttgir)
-        row["ptx_md5"] = hashlib.md5(ptx.encode()).hexdigest()[:10]
+        row["ptx_md5"] = ptx_md5(ptx)
         if r.returncode != 0:
             row["status"] = "ptxas_error"
             row["error"] = txt.strip().replace("\n", " ")[:160]
