@@ -16,7 +16,8 @@ run_info.json under --out, and prints a summary: per shape the best config again
 cuBLAS, and per switch the median time ratio on/off over the pairs that differ only in it.
 
 Usage: python3 scripts/triton/tma_probe.py --out DIR [--workers 15] [--quick]
-           [--space switches|wide] [--shapes probe|llm|seed] [--dtype fp16|bf16]
+           [--space switches|wide|full] [--shapes probe|llm|seed | --shape MxNxK ...]
+           [--dtype fp16|bf16]
 """
 import argparse
 import csv
@@ -118,16 +119,16 @@ def launcher(cfg, a, b, c, programs):
 
 
 def _compile_one(args):
-    """In a worker: one small launch per dtype fills the on-disk cache; the compiled
+    """In a worker: one small launch per input type of the run fills the on-disk cache; the compiled
     kernel's registers, spills and shared memory, or the error."""
-    cfg, programs = args
+    cfg, programs, dtypes = args
     row = {"config": cfg.key()}
     try:
         import torch
         import triton
         from origami.kernels.triton_tma import _alloc
         triton.set_allocator(_alloc(torch.device("cuda")))
-        for name in ("fp16", "bf16"):
+        for name in dtypes:
             dt = torch_dtype(torch, name)
             a = torch.randn(256, 256, device="cuda", dtype=dt)
             b = torch.randn(256, 256, device="cuda", dtype=dt)
@@ -152,9 +153,13 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--workers", type=int, default=15)
     ap.add_argument("--quick", action="store_true", help="3 tiles, 2 shapes (a smoke run)")
-    ap.add_argument("--space", choices=("switches", "wide"), default="switches",
+    ap.add_argument("--space", choices=("switches", "wide", "full"), default="switches",
                     help="switches: 10 tiles x the 8 switch settings (default); wide: "
-                         "tiles x stages x warps with three switch settings")
+                         "tiles x stages x warps with three switch settings; full: "
+                         "triton_tma.configs() less warp specialization where it "
+                         "leaves the kernel unchanged")
+    ap.add_argument("--shape", action="append", default=[], metavar="MxNxK",
+                    help="time these shapes (fp16, or --dtype) instead of a list; repeatable")
     ap.add_argument("--shapes", choices=("probe", "llm", "seed"), default="probe",
                     help="probe: the 9 shapes above; llm: data/llm_shapes.csv, M >= 1024; "
                          "seed: data/seed_shapes.csv (the list the model is fitted on)")
@@ -171,8 +176,18 @@ def main():
 
     dev = torch.device("cuda")
     programs = torch.cuda.get_device_properties(dev).multi_processor_count
-    cfgs = wide_configs() if args.space == "wide" else probe_configs(args.quick)
-    if args.shapes == "llm":
+    if args.space == "full":
+        # Warp specialization only where it changes the kernel: its PTX is the plain
+        # kernel's with FLATTEN on or at 8 warps (data/triton_tma_sm90.csv, docs/triton-tma.md).
+        cfgs = [c for c in triton_tma.configs() if not c.WARP_SPECIALIZE
+                or (c.num_warps == 4 and not c.FLATTEN)]
+    elif args.space == "wide":
+        cfgs = wide_configs()
+    else:
+        cfgs = probe_configs(args.quick)
+    if args.shape:
+        shapes = [tuple(int(x) for x in s.split("x")) + (args.dtype,) for s in args.shape]
+    elif args.shapes == "llm":
         shapes = listed_shapes(ROOT, "llm_shapes", 1024, args.dtype)
     elif args.shapes == "seed":
         shapes = listed_shapes(ROOT, "seed_shapes", 1, args.dtype)
@@ -189,7 +204,8 @@ def main():
     t0 = time.time()
     ctx = mp.get_context("spawn")
     with ctx.Pool(args.workers) as pool:
-        compiled = pool.map(_compile_one, [(c, programs) for c in cfgs], chunksize=1)
+        dtypes = sorted({s[3] for s in shapes})
+        compiled = pool.map(_compile_one, [(c, programs, dtypes) for c in cfgs], chunksize=1)
     info["compile_s"] = round(time.time() - t0, 1)
     with open(os.path.join(args.out, "compile.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(compiled[0].keys()))
