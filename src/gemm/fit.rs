@@ -14,7 +14,8 @@ use crate::constants::{refit_knobs, ConstantError};
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 use crate::model::{
-    KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selector, Variant,
+    Config, KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selector, Switches,
+    Variant,
 };
 use crate::stats::{kendall_tau_b, mean};
 
@@ -37,11 +38,18 @@ pub const LADDER: [f64; 12] = [
     0.0, 0.1, 0.25, 0.5, 0.8, 0.9, 1.1, 1.25, 2.0, 4.0, 10.0, 30.0,
 ];
 
-/// Measured times of one shape: (BM, BN, BK, warps, stages) -> ms.
+/// Measured times of one shape: launch (the config at GROUP_SIZE_M 1, see [`launch_key`])
+/// -> ms.
 #[derive(Debug, Clone)]
 pub struct MeasuredShape {
     pub problem: Problem,
-    pub times: HashMap<(u32, u32, u32, u32, u32), f64>,
+    pub times: HashMap<Config, f64>,
+}
+
+/// The key of a measured launch: the config with GROUP_SIZE_M 1 (a sweep's rows of one
+/// launch at several group sizes share it; the last row read wins).
+pub fn launch_key(c: &Config) -> Config {
+    Config { group_m: 1, ..*c }
 }
 
 impl MeasuredShape {
@@ -75,10 +83,7 @@ pub fn measured_shapes(rows: &[ConfigRow], sets: &[String]) -> Vec<MeasuredShape
                 times: HashMap::new(),
             }
         });
-        e.times.insert(
-            (r.block_m, r.block_n, r.block_k, r.num_warps, r.num_stages),
-            ms,
-        );
+        e.times.insert(launch_key(&r.launch()), ms);
     }
     order.into_iter().filter_map(|k| map.remove(&k)).collect()
 }
@@ -100,27 +105,43 @@ pub struct Score {
 
 /// (BLOCK_M, BLOCK_N, BLOCK_K).
 type Tile = (u32, u32, u32);
-/// (num_warps, num_stages).
-type Launch = (u32, u32);
+/// (num_warps, num_stages, switches).
+type Launch = (u32, u32, Switches);
+
+/// The launch key of `launch` on `tile`.
+fn tile_launch(tile: Tile, (w, s, sw): Launch) -> Config {
+    Config {
+        block_m: tile.0,
+        block_n: tile.1,
+        block_k: tile.2,
+        group_m: 1,
+        num_warps: w,
+        num_stages: s,
+        switches: sw,
+    }
+}
 
 /// A launch preference learned from measurements: per tile area (BLOCK_M x BLOCK_N), the
 /// (num_warps, num_stages) launches ordered by how often each was the fastest launch of a
 /// tile of that area on the fitting shapes (ties: the model's order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchTable {
-    pub by_area: BTreeMap<u32, Vec<(u32, u32)>>,
+    pub by_area: BTreeMap<u32, Vec<Launch>>,
 }
 
 impl LaunchTable {
     /// Count, over every (shape, tile) of the fitting shapes, which launch was fastest.
     pub fn fit(shapes: &[MeasuredShape]) -> Self {
-        let mut wins: BTreeMap<u32, BTreeMap<(u32, u32), usize>> = BTreeMap::new();
+        let mut wins: BTreeMap<u32, BTreeMap<Launch, usize>> = BTreeMap::new();
         for sh in shapes {
             let mut best: HashMap<Tile, (Launch, f64)> = HashMap::new();
-            for (&(bm, bn, bk, w, st), &t) in &sh.times {
-                let e = best.entry((bm, bn, bk)).or_insert(((w, st), t));
-                if t < e.1 || (t == e.1 && (w, st) < e.0) {
-                    *e = ((w, st), t);
+            for (c, &t) in &sh.times {
+                let launch = (c.num_warps, c.num_stages, c.switches);
+                let e = best
+                    .entry((c.block_m, c.block_n, c.block_k))
+                    .or_insert((launch, t));
+                if t < e.1 || (t == e.1 && launch < e.0) {
+                    *e = (launch, t);
                 }
             }
             for ((bm, bn, _), (launch, _)) in best {
@@ -130,7 +151,7 @@ impl LaunchTable {
         let by_area = wins
             .into_iter()
             .map(|(area, m)| {
-                let mut v: Vec<((u32, u32), usize)> = m.into_iter().collect();
+                let mut v: Vec<(Launch, usize)> = m.into_iter().collect();
                 v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
                 (area, v.into_iter().map(|x| x.0).collect())
             })
@@ -139,11 +160,11 @@ impl LaunchTable {
     }
 
     /// The preferred measured launch of a tile on a shape, if the table knows its area.
-    fn launch_for(&self, sh: &MeasuredShape, tile: (u32, u32, u32)) -> Option<(u32, u32)> {
+    fn launch_for(&self, sh: &MeasuredShape, tile: (u32, u32, u32)) -> Option<Launch> {
         self.by_area.get(&(tile.0 * tile.1)).and_then(|order| {
             order
                 .iter()
-                .find(|(w, s)| sh.times.contains_key(&(tile.0, tile.1, tile.2, *w, *s)))
+                .find(|l| sh.times.contains_key(&tile_launch(tile, **l)))
                 .copied()
         })
     }
@@ -152,7 +173,7 @@ impl LaunchTable {
     pub fn text(&self) -> String {
         let mut t = String::new();
         for (area, v) in &self.by_area {
-            let l: Vec<String> = v.iter().map(|(w, s)| format!("w{w}s{s}")).collect();
+            let l: Vec<String> = v.iter().map(|(w, s, sw)| format!("w{w}s{s}{sw}")).collect();
             t.push_str(&format!("  BM*BN = {area:>6}: {}\n", l.join(" > ")));
         }
         t
@@ -178,14 +199,10 @@ pub const DEFAULT_TAU_WEIGHT: f64 = 0.25;
 pub fn median_time_ratio(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Option<f64> {
     let mut ratios = Vec::new();
     for sh in shapes {
-        for (&(bm, bn, bk, w, st), &ms) in &sh.times {
-            let c = crate::model::Config {
-                block_m: bm,
-                block_n: bn,
-                block_k: bk,
+        for (launch, &ms) in &sh.times {
+            let c = Config {
                 group_m: crate::model::latency::default_group_m(s.gpu.sm_count),
-                num_warps: w,
-                num_stages: st,
+                ..*launch
             };
             if let Some(cycles) = s.predict_config(&sh.problem, &c) {
                 let us = s.cycles_to_us(cycles);
@@ -218,15 +235,17 @@ pub fn score_with(
         let sel = s.select(&sh.problem, false)?;
         let c = sel.pick.config;
         let tile = (c.block_m, c.block_n, c.block_k);
-        let (w, st) = launches
-            .and_then(|t| t.launch_for(sh, tile))
-            .unwrap_or((c.num_warps, c.num_stages));
-        let key = (c.block_m, c.block_n, c.block_k, w, st);
+        let launch = launches.and_then(|t| t.launch_for(sh, tile)).unwrap_or((
+            c.num_warps,
+            c.num_stages,
+            c.switches,
+        ));
+        let key = tile_launch(tile, launch);
         abf.push(sh.times.get(&key).map_or(0.0, |t| best / t));
         let tile_best = sh
             .times
             .iter()
-            .filter(|(k, _)| (k.0, k.1, k.2) == tile)
+            .filter(|(k, _)| (k.block_m, k.block_n, k.block_k) == tile)
             .map(|(_, t)| *t)
             .reduce(f64::min);
         oracle.push(tile_best.map_or(0.0, |t| best / t));
@@ -234,9 +253,8 @@ pub fn score_with(
         let (xs, ys): (Vec<f64>, Vec<f64>) = ranked
             .iter()
             .filter_map(|r| {
-                let c = r.config;
                 sh.times
-                    .get(&(c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages))
+                    .get(&launch_key(&r.config))
                     .map(|t| (r.latency_cycles, *t))
             })
             .unzip();
@@ -433,9 +451,7 @@ mod tests {
             for r in s_true.ranked(&sel, usize::MAX) {
                 let c = r.config;
                 // one time per config: the tile's prediction, launches of a tile tied
-                times
-                    .entry((c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages))
-                    .or_insert(r.latency_cycles);
+                times.entry(launch_key(&c)).or_insert(r.latency_cycles);
             }
             shapes.push(MeasuredShape { problem: p, times });
         }
@@ -518,14 +534,18 @@ mod tests {
     fn launch_table_orders_by_wins() {
         let p = Problem::new(64, 64, 64, Dtype::Fp16).unwrap();
         let mut times = HashMap::new();
-        times.insert((64, 128, 32, 4, 3), 2.0);
-        times.insert((64, 128, 32, 8, 4), 1.0);
-        times.insert((128, 64, 64, 8, 4), 1.5);
-        times.insert((128, 64, 64, 4, 3), 1.6);
+        let key = |t: &str| launch_key(&crate::model::problem::parse_config(t).unwrap());
+        times.insert(key("64x128x32,w4,s3"), 2.0);
+        times.insert(key("64x128x32,w8,s4"), 1.0);
+        times.insert(key("128x64x64,w8,s4"), 1.5);
+        times.insert(key("128x64x64,w4,s3"), 1.6);
         let sh = MeasuredShape { problem: p, times };
         let t = LaunchTable::fit(std::slice::from_ref(&sh));
-        assert_eq!(t.by_area[&8192], vec![(8, 4)]);
-        assert_eq!(t.launch_for(&sh, (64, 128, 32)), Some((8, 4)));
+        assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE)]);
+        assert_eq!(
+            t.launch_for(&sh, (64, 128, 32)),
+            Some((8, 4, Switches::NONE))
+        );
         assert_eq!(t.launch_for(&sh, (32, 32, 32)), None);
         assert!(t.text().contains("w8s4"));
     }

@@ -158,6 +158,23 @@ impl ConfigRow {
         }
     }
 
+    /// The launched config: the numeric columns, with the switches of the `config` text
+    /// (none when the text has none or does not parse).
+    pub fn launch(&self) -> Config {
+        let switches = crate::model::problem::parse_config(&self.config)
+            .map(|c| c.switches)
+            .unwrap_or_default();
+        Config {
+            block_m: self.block_m,
+            block_n: self.block_n,
+            block_k: self.block_k,
+            group_m: self.group_m,
+            num_warps: self.num_warps,
+            num_stages: self.num_stages,
+            switches,
+        }
+    }
+
     /// Verified and timed.
     pub fn timed(&self) -> Option<f64> {
         self.measured_ms.filter(|_| self.passed == 1)

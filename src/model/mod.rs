@@ -20,5 +20,5 @@ pub use crate::constants::{Phase2Tie, Scoring};
 pub use family::{family, KernelFamily, FAMILY_NAMES};
 pub use inputs::{ModelInputs, Variant};
 pub use latency::{predict, Breakdown};
-pub use problem::{Config, Problem};
+pub use problem::{Config, Problem, Switches};
 pub use select::{NoFiniteScore, Selection, Selector};

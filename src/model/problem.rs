@@ -84,6 +84,62 @@ pub struct Config {
     pub group_m: u32,
     pub num_warps: u32,
     pub num_stages: u32,
+    /// Compile-time switches (only the `triton-tma` family has any; none elsewhere).
+    pub switches: Switches,
+}
+
+/// Compile-time switches of Triton's persistent tensor-descriptor kernel on Hopper
+/// (python/origami/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go to the tile
+/// loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. Written after the launch
+/// as whole words (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Switches {
+    pub flatten: bool,
+    pub warp_specialize: bool,
+    pub epilogue_subtile: bool,
+}
+
+impl Switches {
+    /// No switch set (every family but `triton-tma`).
+    pub const NONE: Switches = Switches {
+        flatten: false,
+        warp_specialize: false,
+        epilogue_subtile: false,
+    };
+    /// The words of the text form, in order.
+    pub const WORDS: [&'static str; 3] = ["flatten", "warp_specialize", "epilogue_subtile"];
+
+    /// Whether any switch is set.
+    pub fn any(&self) -> bool {
+        *self != Switches::NONE
+    }
+
+    fn flags(&self) -> [bool; 3] {
+        [self.flatten, self.warp_specialize, self.epilogue_subtile]
+    }
+
+    /// Set the switch named by `word` (one of [`Switches::WORDS`]); false when unknown.
+    fn set(&mut self, word: &str) -> bool {
+        match word {
+            "flatten" => self.flatten = true,
+            "warp_specialize" => self.warp_specialize = true,
+            "epilogue_subtile" => self.epilogue_subtile = true,
+            _ => return false,
+        }
+        true
+    }
+}
+
+impl fmt::Display for Switches {
+    /// `,flatten,warp_specialize` (the set ones, each with its leading comma).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (on, word) in self.flags().into_iter().zip(Switches::WORDS) {
+            if on {
+                write!(f, ",{word}")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -108,13 +164,20 @@ impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}x{}x{},g{},w{},s{}",
-            self.block_m, self.block_n, self.block_k, self.group_m, self.num_warps, self.num_stages
+            "{}x{}x{},g{},w{},s{}{}",
+            self.block_m,
+            self.block_n,
+            self.block_k,
+            self.group_m,
+            self.num_warps,
+            self.num_stages,
+            self.switches
         )
     }
 }
 
-/// Parse `BMxBNxBK,gG,wW,sS` (the `g`, `w`, `s` parts optional, defaults g1 w4 s3).
+/// Parse `BMxBNxBK,gG,wW,sS[,switch...]` (the `g`, `w`, `s` parts optional, defaults g1 w4
+/// s3; switches are the words of [`Switches::WORDS`]).
 pub fn parse_config(text: &str) -> Result<Config, String> {
     let mut parts = text.trim().split(',');
     let tile = parts.next().unwrap_or_default();
@@ -136,9 +199,13 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
         group_m: 1,
         num_warps: 4,
         num_stages: 3,
+        switches: Switches::NONE,
     };
     for p in parts {
         let p = p.trim();
+        if c.switches.set(p) {
+            continue;
+        }
         let (key, val) = p.split_at(p.len().min(1));
         match key {
             "g" => c.group_m = num(val, "GROUP_SIZE_M")?,
@@ -146,7 +213,8 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
             "s" => c.num_stages = num(val, "num_stages")?,
             _ => {
                 return Err(format!(
-                    "config '{text}': unknown part '{p}' (use gG, wW, sS)"
+                    "config '{text}': unknown part '{p}' (use gG, wW, sS, {})",
+                    Switches::WORDS.join(", ")
                 ))
             }
         }
@@ -194,5 +262,13 @@ mod tests {
         assert!(parse_config("128x64").is_err());
         assert!(parse_config("128x64x0").is_err());
         assert!(parse_config("128x64x32,q3").is_err());
+        let t = parse_config("128x256x64,g8,w8,s3,epilogue_subtile,flatten").unwrap();
+        assert!(t.switches.flatten && t.switches.epilogue_subtile && !t.switches.warp_specialize);
+        assert_eq!(
+            t.to_string(),
+            "128x256x64,g8,w8,s3,flatten,epilogue_subtile"
+        );
+        assert_eq!(parse_config(&t.to_string()).unwrap(), t);
+        assert!(parse_config("128x64x32,flat").is_err());
     }
 }

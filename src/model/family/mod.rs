@@ -20,7 +20,7 @@
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 
-use super::problem::{Config, Problem};
+use super::problem::{Config, Problem, Switches};
 use crate::constants::ModelConstants;
 
 pub mod origami;
@@ -105,6 +105,11 @@ pub trait KernelFamily: Sync {
     fn tiles(&self) -> Vec<(u32, u32, u32)>;
     /// The (num_warps, num_stages) space.
     fn launches(&self) -> Vec<(u32, u32)>;
+    /// The compile-time switch settings of the space (none but Triton's Hopper kernel has
+    /// any).
+    fn switch_settings(&self) -> Vec<Switches> {
+        vec![Switches::NONE]
+    }
     /// Shared memory a config needs, bytes.
     fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64;
     /// Shared memory the compiler gave a config on this GPU, when a table knows it (it then
@@ -151,17 +156,21 @@ pub trait KernelFamily: Sync {
     /// a run-time argument of the kernels), in the order the selector enumerates them.
     fn configs(&self) -> Vec<Config> {
         let launches = self.launches();
+        let settings = self.switch_settings();
         let mut v = Vec::new();
         for (bm, bn, bk) in self.tiles() {
             for &(w, s) in &launches {
-                v.push(Config {
-                    block_m: bm,
-                    block_n: bn,
-                    block_k: bk,
-                    group_m: 1,
-                    num_warps: w,
-                    num_stages: s,
-                });
+                for &switches in &settings {
+                    v.push(Config {
+                        block_m: bm,
+                        block_n: bn,
+                        block_k: bk,
+                        group_m: 1,
+                        num_warps: w,
+                        num_stages: s,
+                        switches,
+                    });
+                }
             }
         }
         v
@@ -262,6 +271,7 @@ mod tests {
             group_m: 1,
             num_warps: w,
             num_stages: s,
+            switches: crate::model::Switches::NONE,
         };
         // Default ranks: 8 warps from 128 x 128, stages 3 < 4 < 2.
         let d = ModelConstants::default();

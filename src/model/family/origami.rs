@@ -351,6 +351,7 @@ mod tests {
                 group_m: 1,
                 num_warps: n(5),
                 num_stages: n(6),
+                switches: crate::model::Switches::NONE,
             };
             assert_eq!(smem_bytes(&c), u64::from(n(11)), "{line}");
             checked += 1;

@@ -189,6 +189,7 @@ mod tests {
             group_m: 1,
             num_warps: 8,
             num_stages: 3,
+            switches: crate::model::Switches::NONE,
         };
         assert_eq!(
             TritonFamily.smem_bytes(&c, Dtype::Fp16),
@@ -207,6 +208,7 @@ mod tests {
             group_m: 1,
             num_warps: w,
             num_stages: s,
+            switches: crate::model::Switches::NONE,
         };
         // Off by default.
         assert_eq!(

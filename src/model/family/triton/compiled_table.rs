@@ -106,6 +106,7 @@ mod tests {
             group_m: 1,
             num_warps: 4,
             num_stages: 3,
+            switches: crate::model::Switches::NONE,
         };
         let h = preset("h200").unwrap().gpu;
         assert!(compiled(&c, Dtype::Fp16, &h).is_some());
