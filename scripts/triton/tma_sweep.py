@@ -310,19 +310,21 @@ def estimate_s(entry, n_configs):
 
 
 def timed_row(base, timer, clocks, run, best, flop, err):
-    """Time one verified launch closure; the measurements row."""
+    """Time one launch closure (verified: its error `err`; None for cuBLAS, the
+    reference); the measurements row."""
     t0 = time.time()
     t1 = timer.probe(run)
     us, samples, mode = timer.measure(run, best, t1)
     t_end = time.time()
     return {**base, "status": "ok", "us": round(us, 3), "tflops": round(flop / us / 1e6, 2),
-            "rel_err": f"{err:.3e}", "mode": mode, "samples": len(samples),
+            "rel_err": "" if err is None else f"{err:.3e}", "mode": mode, "samples": len(samples),
             "cov": probe.cov(samples), "samples_us": " ".join(f"{x:.3f}" for x in samples),
             **clock_stats(clocks.samples, t0, t_end), "seconds": round(t_end - t0, 3)}
 
 
 def run_shape(ctx, entry, dname, configs, done, deadline):
-    """Time cuBLAS, every config not yet done, cuBLAS again; returns (rows, stopped)."""
+    """Time cuBLAS, every config not yet done, cuBLAS again. Returns (rows, cut at the
+    deadline, (cuBLAS before row, cuBLAS after row or None, best config's us or None))."""
     torch, timer, clocks = ctx["torch"], ctx["timer"], ctx["clocks"]
     M, N, K = entry["m"], entry["n"], entry["k"]
     spec = shape_spec(M, N, K)
@@ -352,7 +354,7 @@ def run_shape(ctx, entry, dname, configs, done, deadline):
         torch.cuda.synchronize()
         return timed_row({**shape, "config": name, "t_start": round(time.time(), 3),
                           "run": ctx["run"], "error": ""},
-                         timer, clocks, cublas, None, flop, 0.0)
+                         timer, clocks, cublas, None, flop, None)
 
     rows = []
     before = done.get(key(CUBLAS_BEFORE))
@@ -624,10 +626,10 @@ def build_plan(args):
         raise ValueError(f"{meas} exists: give --resume to continue it, or another --out")
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ValueError(f"--out {args.out}: not a folder")
-    shard = parse_shard(args.shard)
-    return {"dtypes": parse_dtypes(args.dtype),
-            "configs": read_config_file(args.configs) if args.configs else default_configs(),
-            "entries": plan_shapes(args.shapes, args.shape, shard)}
+    plan = {"dtypes": parse_dtypes(args.dtype),
+            "entries": plan_shapes(args.shapes, args.shape, parse_shard(args.shard))}
+    plan["configs"] = read_config_file(args.configs) if args.configs else default_configs()
+    return plan
 
 
 def main(argv=None):
@@ -639,6 +641,10 @@ def main(argv=None):
     except (ValueError, OSError) as e:
         print(f"tma_sweep.py: {e}", file=sys.stderr)
         return 2
+    except ImportError as e:
+        print(f"tma_sweep.py: needs Triton 3.6 (and torch with CUDA to run): {e}",
+              file=sys.stderr)
+        return 1
     return run(args, plan)
 
 
