@@ -199,3 +199,46 @@ def test_layout_rows(tmp_path):
     assert float(s["cublas_ms"]) == pytest.approx(0.0105)  # mean of before and after
     assert float(s["cublas_cov"]) == pytest.approx(0.5 / 10.5, abs=1e-4)
     assert s["sm_mhz"] == "1900" and float(s["seconds"]) == pytest.approx(0.75)
+
+
+class _FakeTimer:
+    """Probes return the listed times in turn; measure records the probe it was given."""
+
+    def __init__(self, probes):
+        self.probes = list(probes)
+        self.given = None
+
+    def probe(self, run):
+        return self.probes.pop(0)
+
+    def measure(self, run, best, t1):
+        self.given = t1
+        return t1, [t1, t1], "graph4" if t1 < 100 else "events2"
+
+
+class _NoClocks:
+    samples = []
+
+
+@pytest.mark.parametrize("probes, used, left", [
+    ([150.0, 20.0, 30.0], 20.0, []),        # a slow first probe is probed twice more
+    ([20.0, 99.0], 20.0, [99.0]),           # under the graph threshold: one probe
+    ([150.0, 160.0, 140.0], 140.0, []),     # really above it: the fastest of three
+    ([9000.0, 1.0], 9000.0, [1.0]),         # long kernels: one probe
+])
+def test_timed_row_reprobes(probes, used, left):
+    t = _FakeTimer(probes)
+    row = tma_sweep.timed_row({"config": "x"}, t, _NoClocks(), None, None, 2e9, 1e-5, 100.0)
+    assert t.given == used and t.probes == left
+    assert row["us"] == used and row["status"] == "ok" and row["rel_err"] == "1.000e-05"
+    assert row["samples"] == 2 and row["tflops"] == round(2e9 / used / 1e6, 2)
+
+
+def test_compile_workers_write_stderr_to_the_log(tmp_path):
+    import multiprocessing as mp
+    log = str(tmp_path / "compile_log.txt")
+    with mp.get_context("spawn").Pool(1, initializer=tma_sweep._worker_init,
+                                      initargs=(log,)) as pool:
+        assert pool.apply(os.write, (2, b"an MLIR dump\n")) == 13
+    with open(log) as f:
+        assert f.read() == "an MLIR dump\n"
