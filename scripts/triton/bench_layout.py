@@ -10,7 +10,8 @@ for this project's own runner. Nothing is computed here: the rows are the measur
 - `shapes.csv`: per shape the facts `configs.csv` cannot hold (set, label, cuBLAS's time,
   SM clock, seconds); `origami-bench report` derives the rest and rewrites the file in full.
 
-`scripts/triton_sweep.py` calls `write_folder` at the end of a run. For a committed run
+`scripts/triton_sweep.py` calls `write_folder` at the end of a run; other runners build the
+rows themselves (any input type) and call `write_layout`. For a committed run
 (its `measurements.csv`, `run_info.json` and inputs folder):
 
     python3 scripts/triton/bench_layout.py results/h200/triton-table OUT_DIR [--inputs DIR]
@@ -82,6 +83,20 @@ def config_row(r, set_name):
     }
 
 
+def write_layout(out, shape_rows, config_rows):
+    """Write OUT/configs.csv and OUT/shapes.csv from rows that are already in the layout
+    (dicts keyed by CONFIG_COLUMNS and SHAPE_COLUMNS, any input type), in their order: each
+    shape's config rows together, shapes in the order of shapes.csv. A runner of another
+    kernel (scripts/triton/tma_sweep.py) builds the rows and calls this."""
+    os.makedirs(out, exist_ok=True)
+    for name, columns, rows in (("configs.csv", CONFIG_COLUMNS, config_rows),
+                                ("shapes.csv", SHAPE_COLUMNS, shape_rows)):
+        with open(os.path.join(out, name), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns)
+            w.writeheader()
+            w.writerows(rows)
+
+
 def write_folder(out, measurements, inputs, run_info=None):
     """Write OUT/configs.csv and OUT/shapes.csv from measurements.csv rows (cuBLAS rows
     give the shape's cuBLAS time). Shapes keep their order of first appearance; each
@@ -99,31 +114,23 @@ def write_folder(out, measurements, inputs, run_info=None):
             cublas[key] = r
         else:
             rows_of[key].append(r)
-    os.makedirs(out, exist_ok=True)
-    n = 0
-    with open(os.path.join(out, "configs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CONFIG_COLUMNS)
-        w.writeheader()
-        for key in order:
-            for r in rows_of[key]:
-                w.writerow(config_row(r, listed.get(key, ("listed_shapes", ""))[0]))
-                n += 1
-    with open(os.path.join(out, "shapes.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=SHAPE_COLUMNS)
-        w.writeheader()
-        for key in order:
-            set_name, label = listed.get(key, ("listed_shapes", ""))
-            c = cublas.get(key)
-            t = timing.get(key, {})
-            w.writerow({
-                "set": set_name, "label": label, "m": key[0], "n": key[1], "k": key[2],
-                "dtype": DTYPE,
-                "cublas_ms": float(c["measured_us"]) / 1000.0 if c and c["status"] == "ok" else "",
-                "cublas_cov": "",
-                "sm_mhz": int(t["sm_clock_mhz_median"]) if "sm_clock_mhz_median" in t else "",
-                "seconds": round(t["t1"] - t["t0"], 3) if "t1" in t else "",
-            })
-    return len(order), n
+    config_rows = [config_row(r, listed.get(key, ("listed_shapes", ""))[0])
+                   for key in order for r in rows_of[key]]
+    shape_rows = []
+    for key in order:
+        set_name, label = listed.get(key, ("listed_shapes", ""))
+        c = cublas.get(key)
+        t = timing.get(key, {})
+        shape_rows.append({
+            "set": set_name, "label": label, "m": key[0], "n": key[1], "k": key[2],
+            "dtype": DTYPE,
+            "cublas_ms": float(c["measured_us"]) / 1000.0 if c and c["status"] == "ok" else "",
+            "cublas_cov": "",
+            "sm_mhz": int(t["sm_clock_mhz_median"]) if "sm_clock_mhz_median" in t else "",
+            "seconds": round(t["t1"] - t["t0"], 3) if "t1" in t else "",
+        })
+    write_layout(out, shape_rows, config_rows)
+    return len(order), len(config_rows)
 
 
 def main():

@@ -61,31 +61,38 @@ TILES = [  # (BM, BN, BK, warps, stages)
     (128, 256, 128, 8, 2),
 ]
 GROUP_M = 8
+REL_TOL = 2e-3  # ||C - ref||_F / ||ref||_F a config must meet against cuBLAS
+COMPILE_SHAPE = (256, 256, 256)  # the compile launch's M, N, K unless told otherwise
+# (WARP_SPECIALIZE, FLATTEN) settings of the wide space: all off; flatten; both.
+WIDE_SWITCHES = ((False, False), (False, True), (True, True))
 
 
-def wide_configs():
-    """Tiles x stages x warps at GROUP_SIZE_M 8 with three switch settings (all off;
-    flatten; warp specialization with flatten), less operand rings over sm_90's shared
-    memory: the ceiling of the family on a shape list, not yet the full sweep space."""
+def wide_configs(switch_settings=WIDE_SWITCHES):
+    """Tiles x stages x warps at GROUP_SIZE_M 8 with the given (WARP_SPECIALIZE, FLATTEN)
+    settings (default: all off; flatten; warp specialization with flatten), less operand
+    rings over sm_90's shared memory less 4 KiB: the ceiling of the family on a shape
+    list, not yet the full sweep space."""
     from origami.kernels.triton_tma import TmaConfig
     out = []
     for bm, bn, bk, w, s in itertools.product((64, 128, 256), (64, 128, 256), (64, 128),
                                               (4, 8), (3, 4, 5)):
-        for ws, fl in ((False, False), (False, True), (True, True)):
+        for ws, fl in switch_settings:
             c = TmaConfig(bm, bn, bk, GROUP_M, w, s, ws, fl, False)
             if c.operand_ring_bytes() <= 232448 - 4096:
                 out.append(c)
     return out
 
 
+def shape_list(root, name):
+    """The rows of data/<name>.csv ('#' lines are comments) as dicts, in order."""
+    with open(os.path.join(root, "data", f"{name}.csv")) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
 def listed_shapes(root, name, min_m, dtype):
     """data/<name>.csv rows with M >= min_m, in `dtype`."""
-    rows = []
-    with open(os.path.join(root, "data", f"{name}.csv")) as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            if int(r["M"]) >= min_m:
-                rows.append((int(r["M"]), int(r["N"]), int(r["K"]), dtype))
-    return rows
+    return [(int(r["M"]), int(r["N"]), int(r["K"]), dtype)
+            for r in shape_list(root, name) if int(r["M"]) >= min_m]
 
 
 def probe_configs(quick):
@@ -120,8 +127,12 @@ def launcher(cfg, a, b, c, programs):
 
 def _compile_one(args):
     """In a worker: one small launch per input type of the run fills the on-disk cache; the compiled
-    kernel's registers, spills and shared memory, or the error."""
-    cfg, programs, dtypes = args
+    kernel's registers, spills and shared memory, or the error. args: (config, programs,
+    dtypes) or (config, programs, dtypes, (M, N, K)) for the launch's shape (default
+    COMPILE_SHAPE: Triton compiles one kernel per class of its integer arguments, so a
+    shape of another class, M = 1 or N, K not multiples of 16, needs a launch of its own)."""
+    cfg, programs, dtypes = args[:3]
+    M, N, K = args[3] if len(args) > 3 else COMPILE_SHAPE
     row = {"config": cfg.key()}
     try:
         import torch
@@ -130,9 +141,9 @@ def _compile_one(args):
         triton.set_allocator(_alloc(torch.device("cuda")))
         for name in dtypes:
             dt = torch_dtype(torch, name)
-            a = torch.randn(256, 256, device="cuda", dtype=dt)
-            b = torch.randn(256, 256, device="cuda", dtype=dt)
-            c = torch.empty(256, 256, device="cuda", dtype=dt)
+            a = torch.randn(M, K, device="cuda", dtype=dt)
+            b = torch.randn(N, K, device="cuda", dtype=dt)
+            c = torch.empty(M, N, device="cuda", dtype=dt)
             k = launcher(cfg, a, b, c, programs)()
             torch.cuda.synchronize()
         row.update(status="ok", registers=k.n_regs, spills=k.n_spills,
@@ -146,6 +157,22 @@ def _compile_one(args):
 def rel_err(torch, c, ref):
     d = (c.float() - ref.float()).norm() / ref.float().norm()
     return float(d)
+
+
+def verify(torch, run, c, ref):
+    """C poisoned with NaN, one launch, the relative Frobenius error against `ref` (NaN
+    when C kept a NaN: `not err <= REL_TOL` is then true)."""
+    c.fill_(float("nan"))
+    run()
+    torch.cuda.synchronize()
+    return rel_err(torch, c, ref)
+
+
+def cov(samples):
+    """Coefficient of variation of a timing's samples ('' for a single sample)."""
+    if len(samples) < 2:
+        return ""
+    return round(statistics.pstdev(samples) / statistics.mean(samples), 4)
 
 
 def main():
@@ -244,9 +271,7 @@ def main():
                      "status": "ok", "us": round(cub_us, 3),
                      "tflops": round(flop / cub_us / 1e6, 2), "vs_cublas": 1.0,
                      "rel_err": 0.0, "mode": mode, "samples": len(samples),
-                     "cov": round(statistics.pstdev(samples) / statistics.mean(samples), 4)
-                     if len(samples) > 1 else "",
-                     "sm_mhz": cw[0] if cw else ""})
+                     "cov": cov(samples), "sm_mhz": cw[0] if cw else ""})
         best = None
         for cfg in cfgs:
             key = cfg.key()
@@ -256,11 +281,8 @@ def main():
                 continue
             try:
                 run = launcher(cfg, a, b, c, programs)
-                c.fill_(float("nan"))
-                run()
-                torch.cuda.synchronize()
-                err = rel_err(torch, c, ref)
-                if not err <= 2e-3:
+                err = verify(torch, run, c, ref)
+                if not err <= REL_TOL:
                     rows.append({**row, "status": "wrong", "rel_err": err})
                     continue
                 ts0 = time.time()
@@ -271,10 +293,7 @@ def main():
                 rows.append({**row, "status": "ok", "us": round(us, 3),
                              "tflops": round(flop / us / 1e6, 2),
                              "vs_cublas": round(cub_us / us, 4), "rel_err": round(err, 6),
-                             "mode": mode, "samples": len(samples),
-                             "cov": round(statistics.pstdev(samples) /
-                                          statistics.mean(samples), 4)
-                             if len(samples) > 1 else "",
+                             "mode": mode, "samples": len(samples), "cov": cov(samples),
                              "sm_mhz": cw[0] if cw else ""})
             except Exception as e:  # noqa: BLE001
                 rows.append({**row, "status": "error",

@@ -12,10 +12,13 @@ fp16 or bf16 in, the same type out, fp32 accumulation.
   EPILOGUE_SUBTILE stores C in two halves along N (half the epilogue's staging buffer).
 
 `configs()` lists the space the project sweeps on Hopper; docs/triton-tma.md says which
-of it compiles for sm_90a in Triton 3.6.
+of it compiles for sm_90a in Triton 3.6. `TmaConfig.text()` and `parse_text()` write and
+read a config in the Rust model's text form (`Config`'s `Display` and `parse_config` in
+src/model/problem.rs): `128x256x64,g8,w8,s3[,flatten][,warp_specialize][,epilogue_subtile]`.
 """
 from dataclasses import asdict, dataclass
 import itertools
+import re
 
 import triton
 import triton.language as tl
@@ -54,10 +57,64 @@ class TmaConfig:
                 f"_ws{int(self.WARP_SPECIALIZE)}_fl{int(self.FLATTEN)}"
                 f"_st{int(self.EPILOGUE_SUBTILE)}")
 
+    def text(self):
+        """The Rust model's text form, e.g. 128x256x64,g8,w8,s3,flatten: the tile, group,
+        warps and stages, then the switches that are on as whole words in the order of
+        `SWITCH_WORDS`."""
+        words = "".join(f",{w}" for w, field in SWITCH_WORDS.items() if getattr(self, field))
+        return (f"{self.BLOCK_SIZE_M}x{self.BLOCK_SIZE_N}x{self.BLOCK_SIZE_K}"
+                f",g{self.GROUP_SIZE_M},w{self.num_warps},s{self.num_stages}{words}")
+
     def operand_ring_bytes(self):
         """Shared memory of the A and B stages alone: a lower bound of the kernel's."""
         return (self.num_stages * (self.BLOCK_SIZE_M + self.BLOCK_SIZE_N)
                 * self.BLOCK_SIZE_K * DTYPE_BYTES)
+
+
+# The switches' words in the text form, in the order the Rust model prints them
+# (`Switches::WORDS`), and the constexpr each one sets.
+SWITCH_WORDS = {"flatten": "FLATTEN", "warp_specialize": "WARP_SPECIALIZE",
+                "epilogue_subtile": "EPILOGUE_SUBTILE"}
+_LETTERS = {"g": "GROUP_SIZE_M", "w": "num_warps", "s": "num_stages"}
+_WHOLE = re.compile(r"[0-9]+")
+
+
+def parse_text(text):
+    """A TmaConfig from the Rust model's text form `BMxBNxBK,gG,wW,sS[,switch...]`: the
+    `g`, `w`, `s` parts are optional (defaults g1, w4, s3, as `parse_config` in
+    src/model/problem.rs) and the switches are the words of `SWITCH_WORDS`, in any order.
+    Raises ValueError (one line) for anything else, or a config the kernel cannot take."""
+    if not isinstance(text, str):
+        raise ValueError(f"config must be text, got {type(text).__name__}")
+    parts = text.strip().split(",")
+    dims = re.split("[xX]", parts[0])
+    if len(dims) != 3:
+        raise ValueError(f"config '{text}': expected BMxBNxBK[,gG][,wW][,sS][,"
+                         + "][,".join(SWITCH_WORDS) + "]")
+
+    def num(s, what):
+        s = s.strip()
+        if not _WHOLE.fullmatch(s) or int(s) == 0:
+            raise ValueError(f"config '{text}': {what} '{s}' is not a positive whole number")
+        return int(s)
+    fields = {"BLOCK_SIZE_M": num(dims[0], "BLOCK_M"), "BLOCK_SIZE_N": num(dims[1], "BLOCK_N"),
+              "BLOCK_SIZE_K": num(dims[2], "BLOCK_K"), "GROUP_SIZE_M": 1, "num_warps": 4,
+              "num_stages": 3}
+    for p in parts[1:]:
+        p = p.strip()
+        if p in SWITCH_WORDS:
+            fields[SWITCH_WORDS[p]] = True
+        elif p[:1] in _LETTERS:
+            fields[_LETTERS[p[0]]] = num(p[1:], _LETTERS[p[0]])
+        else:
+            raise ValueError(f"config '{text}': unknown part '{p}' (use gG, wW, sS, "
+                             + ", ".join(SWITCH_WORDS) + ")")
+    c = TmaConfig(**fields)
+    try:
+        _check_config(c)
+    except ValueError as e:
+        raise ValueError(f"config '{text}': {e}") from None
+    return c
 
 
 # The space the project sweeps on Hopper, one list per parameter:
