@@ -273,6 +273,7 @@ impl<'a> Selector<'a> {
                                 0.0
                             },
                         )
+                        .with_persistent(family.persistent_loop(&c.config))
                     })
                     .collect();
                 let tin = ModelInputs {

@@ -33,6 +33,15 @@ use super::family::MmaAtom;
 use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element, ModelInputs};
 use super::problem::{Config, Problem};
 
+/// A persistent kernel's tile loop (the `triton-tma` family): one program per SM walks
+/// ceil(tiles / SMs) tiles in turn; the block set-up is paid once per program, the
+/// pipeline fill once per tile, or once per program when the loop is flattened
+/// (`overlapped_fill`: the next tile's loads are issued while the current one finishes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PersistentLoop {
+    pub overlapped_fill: bool,
+}
+
 /// The problem-independent numbers of one launch (a selector computes them once).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LaunchStatic {
@@ -51,6 +60,9 @@ pub struct LaunchStatic {
     pub load_bytes: f64,
     /// Bytes the warps read from shared memory as fragments per K iteration.
     pub fragment_bytes: f64,
+    /// A persistent tile loop (then one block per SM), if the kernel has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent: Option<PersistentLoop>,
 }
 
 impl LaunchStatic {
@@ -86,6 +98,19 @@ impl LaunchStatic {
             compute_scale,
             load_bytes: ((bm + bn) * bk) as f64 * b,
             fragment_bytes: ((bm * wn + bn * wm) * bk) as f64 * b,
+            persistent: None,
+        }
+    }
+
+    /// The same launch as a persistent kernel's: one program (block) per SM.
+    pub fn with_persistent(self, persistent: Option<PersistentLoop>) -> LaunchStatic {
+        match persistent {
+            Some(_) => LaunchStatic {
+                blocks_per_sm: 1,
+                persistent,
+                ..self
+            },
+            None => self,
         }
     }
 }
@@ -186,6 +211,8 @@ pub struct BlockCosts {
     pub pipeline: f64,
     /// The fill's round trips plus the block setup.
     pub fixed: f64,
+    /// The fill's round trips alone (`tp_prologue_loads` load latencies).
+    pub fill: f64,
     /// Per resident block: the fill's stage transfers and the epilogue.
     pub per_block: f64,
 }
@@ -206,6 +233,7 @@ impl BlockCosts {
                 + k.tp_iter_latency_cycles,
             pipeline: (r.load_latency + l2_one) / stages_in_flight(l.stages, k.tp_stage_exponent),
             fixed: k.tp_prologue_loads * r.load_latency + k.tp_block_setup_cycles,
+            fill: k.tp_prologue_loads * r.load_latency,
             per_block: k.tp_prologue_transfer * l2_one
                 + k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0,
         }
@@ -259,7 +287,16 @@ pub fn predict_with(
     let mut sm_cycles = 0.0;
     // The terms of the largest round (reported in the breakdown).
     let mut terms = [0.0; 5];
-    if full_rounds > 0 {
+    if let Some(pl) = l.persistent {
+        // One program per SM: its tiles in turn, each K iterations, the epilogue and (unless
+        // the loop is flattened) the fill; the set-up and the first fill once.
+        terms = costs.iteration(1.0);
+        let fills = if pl.overlapped_fill { 1 } else { busiest };
+        sm_cycles = busiest as f64
+            * (k_iters as f64 * combine(&terms, k.tp_smooth_exponent) + costs.per_block)
+            + fills as f64 * costs.fill
+            + (costs.fixed - costs.fill);
+    } else if full_rounds > 0 {
         terms = costs.iteration(o as f64);
         sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);
     }

@@ -26,14 +26,17 @@ use crate::constants::ModelConstants;
 pub mod origami;
 pub mod seed;
 pub mod triton;
+pub mod triton_tma;
 
 pub use origami::OrigamiFamily;
 pub use seed::SeedFamily;
 pub use triton::{triton_mma_warps, TritonFamily, TritonRegisterModel};
+pub use triton_tma::TritonTmaFamily;
 
 /// Every family with its command-line name, in the order `FAMILY_NAMES` lists them.
 const REGISTRY: &[(&str, &dyn KernelFamily)] = &[
     (triton::NAME, &TritonFamily),
+    (triton_tma::NAME, &TritonTmaFamily),
     (origami::NAME, &OrigamiFamily),
     (seed::NAME, &SeedFamily),
 ];
@@ -141,6 +144,11 @@ pub trait KernelFamily: Sync {
     fn uses_wgmma(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> bool {
         false
     }
+    /// The kernel's persistent tile loop, if it has one (one program per SM walking the
+    /// tiles; the throughput model prices it, `throughput::PersistentLoop`).
+    fn persistent_loop(&self, _c: &Config) -> Option<crate::model::throughput::PersistentLoop> {
+        None
+    }
     /// Why the family's kernel cannot run a problem at all, whatever the config (an
     /// alignment rule, a size limit of its arguments), if so. The selector refuses such a
     /// problem with this reason, the runner that launches the kernel with the same one.
@@ -246,7 +254,7 @@ mod tests {
 
     #[test]
     fn registry_names_match_the_families() {
-        assert_eq!(FAMILY_NAMES, ["triton", "origami", "seed"]);
+        assert_eq!(FAMILY_NAMES, ["triton", "triton-tma", "origami", "seed"]);
         for (name, fam) in REGISTRY {
             assert_eq!(fam.name(), *name);
             assert_eq!(family(name).map(|f| f.name()), Some(*name));
