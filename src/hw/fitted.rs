@@ -2,7 +2,8 @@
 //! `origami-bench refit` wrote from measured sweeps (`calibrations/fitted/`), embedded and
 //! applied beneath every other source of constants when the GPU has the architecture
 //! they were measured on. Today: the H200 (sm_90) fits of the `origami` and `triton`
-//! families (throughput model; `docs/throughput.md`), applied on compute capability 9.x.
+//! families (throughput model; `docs/throughput.md`) and the H100 fit of the `triton-tma`
+//! family (docs/triton-tma.md), applied on compute capability 9.x.
 //! A preset's or `TRITONBLAS_HW_PARAMS`'s constants win over them; `--no-fitted` leaves
 //! them out (the model as the NVIDIA port report published it).
 
@@ -19,7 +20,7 @@ struct FittedFile {
     text: &'static str,
 }
 
-const FILES: [FittedFile; 2] = [
+const FILES: [FittedFile; 3] = [
     FittedFile {
         family: "origami",
         major: 9,
@@ -31,6 +32,12 @@ const FILES: [FittedFile; 2] = [
         major: 9,
         path: "calibrations/fitted/h200-triton-throughput.json",
         text: include_str!("../../calibrations/fitted/h200-triton-throughput.json"),
+    },
+    FittedFile {
+        family: "triton-tma",
+        major: 9,
+        path: "calibrations/fitted/h100-triton-tma.json",
+        text: include_str!("../../calibrations/fitted/h100-triton-tma.json"),
     },
 ];
 
@@ -77,9 +84,9 @@ mod tests {
     #[test]
     fn embedded_files_parse_into_valid_constants_for_hopper_only() {
         let h = preset("h100-sxm").unwrap().gpu;
-        for fam in ["origami", "triton"] {
+        for fam in ["origami", "triton", "triton-tma"] {
             let (path, c) = fitted_constants(fam, &h).unwrap();
-            assert!(path.contains(fam), "{path}");
+            assert!(path.ends_with(&format!("-{fam}.json")) || path.contains(fam), "{path}");
             assert_eq!(c.get("throughput_model"), Some(&1.0));
             ModelConstants::with_overrides(c.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
         }
