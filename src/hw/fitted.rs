@@ -86,7 +86,10 @@ mod tests {
         let h = preset("h100-sxm").unwrap().gpu;
         for fam in ["origami", "triton", "triton-tma"] {
             let (path, c) = fitted_constants(fam, &h).unwrap();
-            assert!(path.ends_with(&format!("-{fam}.json")) || path.contains(fam), "{path}");
+            assert!(
+                path.ends_with(&format!("-{fam}.json")) || path.contains(fam),
+                "{path}"
+            );
             assert_eq!(c.get("throughput_model"), Some(&1.0));
             ModelConstants::with_overrides(c.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
         }

@@ -103,7 +103,34 @@ pub fn choose_group(
     block_n: u32,
     prefer_larger: bool,
 ) -> (u32, Vec<GroupCost>) {
-    let table: Vec<GroupCost> = GROUP_SIZES
+    choose_group_among(
+        &GROUP_SIZES,
+        grid_m,
+        grid_n,
+        active,
+        block_m,
+        block_n,
+        prefer_larger,
+    )
+}
+
+/// [`choose_group`] among the group sizes a family's kernel takes (`sizes`, not empty;
+/// an empty list falls back to [`GROUP_SIZES`]).
+pub fn choose_group_among(
+    sizes: &[u32],
+    grid_m: u64,
+    grid_n: u64,
+    active: u64,
+    block_m: u32,
+    block_n: u32,
+    prefer_larger: bool,
+) -> (u32, Vec<GroupCost>) {
+    let sizes = if sizes.is_empty() {
+        &GROUP_SIZES[..]
+    } else {
+        sizes
+    };
+    let table: Vec<GroupCost> = sizes
         .iter()
         .map(|&g| group_cost(grid_m, grid_n, active, block_m, block_n, g))
         .collect();

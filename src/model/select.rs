@@ -20,7 +20,7 @@ use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
 use super::family::{Candidate, KernelFamily, MmaAtom};
-use super::group::{choose_group, GroupCost};
+use super::group::{choose_group_among, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
 use super::occupancy::{blocks_per_sm, sm_limits};
@@ -364,7 +364,8 @@ impl<'a> Selector<'a> {
 
     /// Phase 2 for a tile from its breakdown: (GROUP_SIZE_M, the table).
     pub fn phase2(&self, b: &Breakdown, tile: (u32, u32, u32)) -> (u32, Vec<GroupCost>) {
-        choose_group(
+        choose_group_among(
+            self.family.group_sizes(),
             b.grid_m,
             b.grid_n,
             b.active_sms,

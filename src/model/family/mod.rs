@@ -144,6 +144,11 @@ pub trait KernelFamily: Sync {
     fn uses_wgmma(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> bool {
         false
     }
+    /// The GROUP_SIZE_M values phase 2 chooses among (the NVIDIA port report's list unless
+    /// the family's kernel is measured at fewer).
+    fn group_sizes(&self) -> &'static [u32] {
+        &crate::model::group::GROUP_SIZES
+    }
     /// The kernel's persistent tile loop, if it has one (one program per SM walking the
     /// tiles; the throughput model prices it, `throughput::PersistentLoop`).
     fn persistent_loop(&self, _c: &Config) -> Option<crate::model::throughput::PersistentLoop> {

@@ -10,7 +10,9 @@
 //! neither helped on the median, warp specialization changes the compiled kernel only at 4
 //! warps without FLATTEN and fails to compile for several of those
 //! (results/h100/triton-tma/README.md). GROUP_SIZE_M is a compile-time constant of this
-//! kernel; phase 2 chooses it as for the other families.
+//! kernel and stays at 8, the value its sweep timed: phase 2's footprint rule does not
+//! describe a persistent grid's order (on the H100 its picks at 16 ran up to 14 % slower
+//! than the same launch at 8, results/h100/triton-tma/validate/).
 //!
 //! Feasibility comes from Triton's own compiler (`compiled_table.rs`): a config it refuses
 //! (shared memory beyond 227 KiB, a failed pass) or that spills is never picked. The
@@ -155,6 +157,9 @@ impl KernelFamily for TritonTmaFamily {
         let groups = (c.num_warps / 4).max(1);
         let along_m = groups.min((c.block_m / 64).max(1));
         (along_m, groups / along_m)
+    }
+    fn group_sizes(&self) -> &'static [u32] {
+        &[8]
     }
     /// One program per SM walks its tiles; FLATTEN merges the tile and K loops, so the next
     /// tile's loads are issued while the current one finishes.
