@@ -35,9 +35,12 @@ Specialisation: Triton specialises integer arguments equal to 1 and multiples of
 M and GROUP_SIZE_M are `do_not_specialize` (M = 1, 17, 333 ... would each compile a new
 variant). N, K and the strides keep the multiple-of-16 specialisation: without it Triton
 cannot prove 16-byte alignment of the K-contiguous rows, loads become 2-byte scalars and
-the cp.async pipeline disappears (seen in the PTX, docs/triton.md). Every shape here has
-N, K multiples of 16, so one compiled kernel per config serves all shapes; the script
-counts compiled variants per config and reports any recompile.
+the cp.async pipeline disappears (seen in the PTX, docs/triton.md). So a config compiles
+to one variant per alignment class of N and K (scripts/triton/alignment.py: `spec_key`,
+what Triton's launcher keys its cache on). The compile pool builds every (config,
+variant) pair the run's shapes need before any timing, so that a shape whose N or K is
+not a multiple of 16 does not compile inside its time budget; the script counts compiled
+variants and reports any recompile during the sweep.
 
 Usage (device):  python3 scripts/triton_sweep.py --inputs results/h200/triton/inputs --out $OUT
       then (CPU):  origami-bench report --out $OUT
@@ -62,6 +65,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "triton"))
+from alignment import spec_key  # noqa: E402
 from bench_layout import write_folder  # noqa: E402
 
 REL_TOL = 2e-3
@@ -119,8 +123,41 @@ def cfg_key(bm, bn, bk, g, w, s):
     return f"{bm}x{bn}x{bk}_g{g}_w{w}_s{s}"
 
 
-def compile_key(bm, bn, bk, w, s):
-    return f"{bm}x{bn}x{bk}_w{w}_s{s}"
+ALIGNED_SPEC = spec_key(16, 16)
+
+
+def compile_key(bm, bn, bk, w, s, spec=ALIGNED_SPEC):
+    """A compiled variant: the config, and the shape's specialisation of N and K when it
+    is not the aligned one (the aligned key keeps its earlier form)."""
+    base = f"{bm}x{bn}x{bk}_w{w}_s{s}"
+    return base if spec == ALIGNED_SPEC else f"{base}_{spec}"
+
+
+def shape_spec(sh):
+    return spec_key(sh["N"], sh["K"])
+
+
+def compile_keys(shapes):
+    """Every (BM, BN, BK, warps, stages, spec) the shapes' feasible configs need."""
+    return sorted({(r["bm"], r["bn"], r["bk"], r["w"], r["s"], shape_spec(sh))
+                   for sh in shapes for r in sh["rows"] if r["feasible"]})
+
+
+_SPEC_DIM = {"D": 64, "": 40, "1": 1}
+
+
+def spec_dims(spec):
+    """(N, K) of a small problem that Triton specialises as `spec` (a spec_key)."""
+    n, k = spec.split("_")
+    return _SPEC_DIM[n[1:]], _SPEC_DIM[k[1:]]
+
+
+def tiny_operands(torch, spec, m=64):
+    """Small contiguous A (m x K), B (N x K), C (m x N) whose launch loads the `spec` variant."""
+    n, k = spec_dims(spec)
+    return (torch.randn((m, k), dtype=torch.float16, device="cuda"),
+            torch.randn((n, k), dtype=torch.float16, device="cuda"),
+            torch.empty((m, n), dtype=torch.float16, device="cuda"), m, n, k)
 
 
 def load_inputs(folder, only=None):
@@ -159,14 +196,13 @@ def _pool_init():
 
 def _compile_one(ck):
     import torch
-    bm, bn, bk, w, s = ck
+    bm, bn, bk, w, s, spec = ck
     t0 = time.time()
-    out = {"compile_key": compile_key(*ck), "bm": bm, "bn": bn, "bk": bk, "w": w, "s": s}
+    out = {"compile_key": compile_key(*ck), "bm": bm, "bn": bn, "bk": bk, "w": w, "s": s,
+           "spec": spec}
     try:
-        a = torch.empty((16, 16), dtype=torch.float16, device="cuda")
-        b = torch.empty((16, 16), dtype=torch.float16, device="cuda")
-        c = torch.empty((16, 16), dtype=torch.float16, device="cuda")
-        k = matmul_kernel.warmup(a, b, c, 16, 16, 16, 16, 16, 16, 8,
+        a, b, c, m, n, kk = tiny_operands(torch, spec, m=16)
+        k = matmul_kernel.warmup(a, b, c, m, n, kk, kk, kk, n, 8,
                                  BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
                                  num_warps=w, num_stages=s, grid=(1,))
         out["shared_bytes"] = k.metadata.shared
@@ -258,8 +294,9 @@ def smi(query="name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max
 
 
 def make_launcher(ck, g, A, B, C, M, N, K):
-    """A closure that launches config ck = (BM, BN, BK, warps, stages) with GROUP_SIZE_M g."""
-    bm, bn, bk, w, s = ck
+    """A closure that launches config ck = (BM, BN, BK, warps, stages[, spec]) with
+    GROUP_SIZE_M g (the spec is the shape's own; it only names the variant)."""
+    bm, bn, bk, w, s = ck[:5]
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
     sa, sb, sc = A.stride(0), B.stride(0), C.stride(0)
 
@@ -403,23 +440,25 @@ def run_sweep(args):
     clocks = ClockSampler()
     clocks.start()
 
-    # 1. compile every feasible config once (all shapes share it).
-    ckeys = sorted({(r["bm"], r["bn"], r["bk"], r["w"], r["s"])
-                    for sh in shapes for r in sh["rows"] if r["feasible"]})
+    # 1. compile every feasible config once per variant the shapes need.
+    ckeys = compile_keys(shapes)
+    specs = sorted({k[5] for k in ckeys})
+    log(f"{len(ckeys)} compiled variants needed: {len(specs)} specialisation(s) {specs}")
     comp = {}
     comp_path = os.path.join(args.out, "compile.csv")
     if args.resume and os.path.exists(os.path.join(args.resume, "compile.csv")):
         with open(os.path.join(args.resume, "compile.csv")) as f:
             for r in csv.DictReader(f):
-                comp[(int(r["bm"]), int(r["bn"]), int(r["bk"]), int(r["w"]), int(r["s"]))] = r
+                comp[(int(r["bm"]), int(r["bn"]), int(r["bk"]), int(r["w"]), int(r["s"]),
+                      r.get("spec") or ALIGNED_SPEC)] = r
     todo = [k for k in ckeys if k not in comp]
     # Compile the biggest tiles first (slowest compiles) to balance the pool.
     todo.sort(key=lambda k: -(k[0] * k[1] * k[4] + k[0] * k[2] + k[1] * k[2]))
     if todo:
         for r in compile_all(todo, args.workers, log):
-            comp[(r["bm"], r["bn"], r["bk"], r["w"], r["s"])] = r
-    comp_fields = ["compile_key", "bm", "bn", "bk", "w", "s", "status", "n_regs", "n_spills",
-                   "shared_bytes", "compile_s", "error"]
+            comp[(r["bm"], r["bn"], r["bk"], r["w"], r["s"], r["spec"])] = r
+    comp_fields = ["compile_key", "bm", "bn", "bk", "w", "s", "spec", "status", "n_regs",
+                   "n_spills", "shared_bytes", "compile_s", "error"]
     with open(comp_path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=comp_fields)
         w.writeheader()
@@ -430,6 +469,7 @@ def run_sweep(args):
     torch.cuda.set_device(0)
     torch.backends.cuda.matmul.allow_tf32 = False
     tiny = [torch.randn((64, 64), dtype=torch.float16, device="cuda") for _ in range(3)]
+    tiny_by_spec = {sp: tiny_operands(torch, sp) for sp in specs}
 
     launcher = make_launcher
 
@@ -438,7 +478,7 @@ def run_sweep(args):
         if comp[ck]["status"] != "ok":
             continue
         try:
-            launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)()
+            launcher(ck, 8, *tiny_by_spec[ck[5]])()
         except Exception as e:  # noqa: BLE001
             comp[ck]["status"] = "launch_error"
             comp[ck]["error"] = f"{type(e).__name__}: {str(e)[:200]}"
@@ -458,8 +498,9 @@ def run_sweep(args):
     floors = {}
     good = [ck for ck in ckeys if comp[ck]["status"] == "ok"]
     if good:
-        ck = (64, 64, 64, 4, 2) if (64, 64, 64, 4, 2) in good else good[0]
-        run = launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)
+        ck = (64, 64, 64, 4, 2, ALIGNED_SPEC)
+        ck = ck if ck in good else good[0]
+        run = launcher(ck, 8, *tiny_by_spec.get(ck[5], tiny_operands(torch, ck[5])))
         for _ in range(20):
             run()
         torch.cuda.synchronize()
@@ -536,15 +577,16 @@ def run_sweep(args):
                   "status": "ok" if err <= REL_TOL else "wrong", "rel_err": f"{err:.3e}",
                   "mode": mode, "samples_us": " ".join(f"{t:.2f}" for t in ts)})
 
+        spec = shape_spec(sh)
         feas = [r for r in sh["rows"] if r["feasible"]]
         pick = min(sh["rows"], key=lambda r: r["rank"])
         jobs = [(pick, "pick", pick["g"])]
-        order = sorted(feas, key=lambda r: (-prev_perf.get((r["bm"], r["bn"], r["bk"], r["w"], r["s"]), -1.0), r["rank"]))
+        order = sorted(feas, key=lambda r: (-prev_perf.get((r["bm"], r["bn"], r["bk"], r["w"], r["s"], spec), -1.0), r["rank"]))
         jobs += [(r, "bf", BF_GROUP_M) for r in order]
         best_us = None
         n_done = n_skip = 0
         for r, role, g in jobs:
-            ck = (r["bm"], r["bn"], r["bk"], r["w"], r["s"])
+            ck = (r["bm"], r["bn"], r["bk"], r["w"], r["s"], spec)
             key = cfg_key(r["bm"], r["bn"], r["bk"], g, r["w"], r["s"])
             base = {"M": M, "N": N, "K": K, "config": key, "role": role, "rank": r["rank"],
                     "BLOCK_SIZE_M": r["bm"], "BLOCK_SIZE_N": r["bn"], "BLOCK_SIZE_K": r["bk"],
@@ -679,7 +721,7 @@ def run_refine(args):
         cks = []
         for r in [pick] + ok:
             ck = (int(r["BLOCK_SIZE_M"]), int(r["BLOCK_SIZE_N"]), int(r["BLOCK_SIZE_K"]),
-                  int(r["num_warps"]), int(r["num_stages"]))
+                  int(r["num_warps"]), int(r["num_stages"]), spec_key(N, K))
             if ck not in [c for c, _ in cks]:
                 cks.append((ck, r))
             if len(cks) >= args.top + 1:
@@ -692,13 +734,13 @@ def run_refine(args):
     log("nvidia-smi at start:\n" + smi())
     clocks = ClockSampler()
     clocks.start()
-    comp = {(r["bm"], r["bn"], r["bk"], r["w"], r["s"]): r
+    comp = {(r["bm"], r["bn"], r["bk"], r["w"], r["s"], r["spec"]): r
             for r in compile_all(ckeys, args.workers, log)}
     torch.cuda.set_device(0)
-    tiny = [torch.randn((64, 64), dtype=torch.float16, device="cuda") for _ in range(3)]
+    tiny_by_spec = {sp: tiny_operands(torch, sp) for sp in {ck[5] for ck in ckeys}}
     for ck in ckeys:
         if comp[ck]["status"] == "ok":
-            make_launcher(ck, 8, tiny[0], tiny[1], tiny[2], 64, 64, 64)()
+            make_launcher(ck, 8, *tiny_by_spec[ck[5]])()
     torch.cuda.synchronize()
     timer = Timer(torch)
     fields = MEAS_FIELDS + ["first_pass_us"]
@@ -721,7 +763,7 @@ def run_refine(args):
         n = 0
         for ck, r0 in cks:
             for g in refine_groups(triton.cdiv(M, ck[0]), groups):
-                row = {"M": M, "N": N, "K": K, "config": cfg_key(*ck[:3], g, *ck[3:]),
+                row = {"M": M, "N": N, "K": K, "config": cfg_key(*ck[:3], g, *ck[3:5]),
                        "role": "refine", "rank": r0["rank"], "BLOCK_SIZE_M": ck[0],
                        "BLOCK_SIZE_N": ck[1], "BLOCK_SIZE_K": ck[2], "GROUP_SIZE_M": g,
                        "num_warps": ck[3], "num_stages": ck[4],
