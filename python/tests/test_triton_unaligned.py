@@ -125,11 +125,29 @@ def test_compile_check_matches_the_committed_table(tmp_path):
     assert got["n"]["load_bytes"] != "2" and got["n"]["store_bytes"] == "2"
 
 
+def test_configs_with_too_many_scalar_loads_are_skipped_not_compiled(tmp_path):
+    # 256x256x512 with 4 warps: 2048 two-byte loads per thread and K step with K unaligned
+    out = tmp_path / "t.csv"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = os.path.join(ROOT, "scripts", "triton", "unaligned_stats.py")
+    r = subprocess.run([sys.executable, script, str(out), "--classes", "k,nk", "--only",
+                        "256x256x512_w4_s2"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = _rows(out)
+    assert [(x["class"], x["status"], x["regs"]) for x in rows] == [
+        ("k", "skipped", ""), ("nk", "skipped", "")]
+    table = [x for x in _rows(os.path.join(ROOT, "data", "triton_sm90_unaligned.csv"))
+             if (x["bm"], x["bn"], x["bk"], x["w"], x["s"]) == ("256", "256", "512", "4", "2")]
+    assert sorted(x["status"] for x in table) == ["ok", "skipped", "skipped"]
+
+
 def test_stats_script_refuses_bad_arguments(tmp_path):
     script = os.path.join(ROOT, "scripts", "triton", "unaligned_stats.py")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     for args, msg in ([["--classes", "aligned"], "unknown class"],
-                      [["--jobs", "0"], "--jobs must be a positive integer"],
+                      [["--jobs", "0"], "--jobs and --max-scalar-loads must be positive"],
+                      [["--limit-s", "x"], "--limit-s a positive number"],
                       [["--only", "no-such"], "no config of data/triton_sm90.csv matches"],
                       [["--bogus", "1"], "bad options"]):
         r = subprocess.run([sys.executable, script, str(tmp_path / "x.csv"), *args], env=env,

@@ -13,13 +13,17 @@
 //!
 //! A `Selector` holds the family's feasible configs for one GPU and dtype, so that a
 //! selection costs only the model arithmetic (microseconds), never a compile or a launch.
+//! A problem that the family's compiler turns into another kernel
+//! (`KernelFamily::problem_variant`: Triton with N or K not a multiple of 16) is scored
+//! with that variant's configs, held by a selector built on first use.
 
 use std::cmp::Ordering;
+use std::sync::OnceLock;
 
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
-use super::family::{Candidate, KernelFamily, MmaAtom};
+use super::family::{Candidate, KernelFamily, MmaAtom, MAX_VARIANTS};
 use super::group::{choose_group_among, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
@@ -112,6 +116,9 @@ pub struct Selector<'a> {
     tiles: Vec<TileEntry>,
     score_rule: ScoreRule,
     rank_rule: RankRule,
+    /// Selectors of the family's compiled variants (`KernelFamily::problem_variant`),
+    /// built when a problem first needs one; `None`: the variant has no feasible config.
+    variants: [OnceLock<Option<Box<Selector<'static>>>>; MAX_VARIANTS],
 }
 
 /// A ranked config with its prediction.
@@ -260,8 +267,16 @@ impl<'a> Selector<'a> {
                     .zip(&e.scales)
                     .map(|(c, &scale)| {
                         let o = blocks_per_sm(&lim, c.smem_bytes, c.registers, c.config.num_warps);
+                        // the pipeline depth the compiled kernel keeps
+                        let config = match family.issue_costs(&c.config, dtype, gpu) {
+                            Some(ic) => Config {
+                                num_stages: ic.stages,
+                                ..c.config
+                            },
+                            None => c.config,
+                        };
                         LaunchStatic::new(
-                            &c.config,
+                            &config,
                             family.warp_grid(&c.config, dtype, gpu),
                             o,
                             dtype,
@@ -285,7 +300,17 @@ impl<'a> Selector<'a> {
                 e.costs = e
                     .launches
                     .iter()
-                    .map(|l| BlockCosts::new(l, &tin))
+                    .zip(&e.feasible)
+                    .map(|(l, c)| {
+                        let mut costs = BlockCosts::new(l, &tin);
+                        // memory instructions beyond the vectorised copies: the load/store
+                        // pipe the shared-memory term prices, and the epilogue
+                        if let Some(ic) = family.issue_costs(&c.config, dtype, gpu) {
+                            costs.smem += ic.lsu_cycles_per_iter;
+                            costs.per_block += ic.lsu_cycles_per_block;
+                        }
+                        costs
+                    })
                     .collect();
             }
         }
@@ -309,7 +334,28 @@ impl<'a> Selector<'a> {
             dtype,
             atom: family.mma_atom(dtype),
             tiles,
+            variants: Default::default(),
         })
+    }
+
+    /// The selector of the compiled variant that runs this problem
+    /// (`KernelFamily::problem_variant`), or this one.
+    fn for_problem(&self, p: &Problem) -> Option<&Selector<'a>> {
+        let v = self.family.problem_variant(p, &self.gpu)?;
+        let slot = self.variants.get(v.index)?;
+        slot.get_or_init(|| {
+            Selector::new(
+                v.family,
+                &self.gpu,
+                &self.params,
+                &self.constants,
+                self.variant,
+                self.dtype,
+            )
+            .ok()
+            .map(Box::new)
+        })
+        .as_deref()
     }
 
     /// Whether launches are scored with the SM-throughput model.
@@ -324,6 +370,9 @@ impl<'a> Selector<'a> {
         p: &Problem,
         config: &Config,
     ) -> Option<ThroughputBreakdown> {
+        if let Some(s) = self.for_problem(p) {
+            return s.throughput_breakdown(p, config);
+        }
         if !self.throughput_model() {
             return None;
         }
@@ -362,6 +411,17 @@ impl<'a> Selector<'a> {
         self.tiles.iter().map(|e| e.feasible.len()).sum()
     }
 
+    /// What compiled variant of the family runs this problem, if not the family's own.
+    pub fn variant_note(&self, p: &Problem) -> Option<&'static str> {
+        self.family.problem_variant(p, &self.gpu).map(|v| v.note)
+    }
+
+    /// Number of feasible configs for a problem (those of the compiled variant that runs it).
+    pub fn feasible_count_for(&self, p: &Problem) -> usize {
+        self.for_problem(p)
+            .map_or_else(|| self.feasible_count(), |s| s.feasible_count())
+    }
+
     /// Phase 2 for a tile from its breakdown: (GROUP_SIZE_M, the table).
     pub fn phase2(&self, b: &Breakdown, tile: (u32, u32, u32)) -> (u32, Vec<GroupCost>) {
         choose_group_among(
@@ -390,6 +450,9 @@ impl<'a> Selector<'a> {
     /// configs with [`BAD_PREDICTION_REASON`]); when no config is left, [`NoFiniteScore`].
     pub fn select(&self, p: &Problem, with_rejected: bool) -> Result<Selection, NoFiniteScore> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
+        if let Some(s) = self.for_problem(p) {
+            return s.select(p, with_rejected);
+        }
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
         // Phase 1: score every feasible config.
@@ -482,6 +545,9 @@ impl<'a> Selector<'a> {
     /// The first `limit` feasible configs in rank order (every launch of a tile, most
     /// preferred first); the pick's tile carries the phase-2 GROUP_SIZE_M.
     pub fn ranked(&self, sel: &Selection, limit: usize) -> Vec<Ranked> {
+        if let Some(s) = self.for_problem(&sel.problem) {
+            return s.ranked(sel, limit);
+        }
         let mut order = sel.scores.clone();
         self.rank(&sel.problem, &mut order);
         if !self.score_rule.per_launch() {
@@ -510,6 +576,9 @@ impl<'a> Selector<'a> {
     /// launch); `None` when the config is not a feasible config of this selector or its
     /// prediction is not a finite positive number.
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
+        if let Some(s) = self.for_problem(p) {
+            return s.predict_config(p, config);
+        }
         let (e, j) = self.find(config)?;
         let mut cycles = None;
         self.score_launches(e, p, config.group_m, j..j + 1, |_, c| cycles = Some(c));

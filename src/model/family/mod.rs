@@ -6,7 +6,9 @@
 //! - [`seed`]: the NVIDIA port report's family (section 2.1): 150 tiles, 8 warps, 2
 //!   stages, no register check.
 //! - [`triton`]: Triton's tutorial matmul on NVIDIA, with Triton's compiled table on Hopper
-//!   (`triton/compiled_table.rs`, data/triton_sm90.csv) and a register estimate elsewhere.
+//!   (`triton/compiled_table.rs`, data/triton_sm90.csv) and a register estimate elsewhere;
+//!   shapes with N or K not a multiple of 16 run its unaligned variants
+//!   (`triton/unaligned.rs`, data/triton_sm90_unaligned.csv).
 //! - [`origami`]: the project's own kernel (csrc/gemm.cu); its file owns the kernel's
 //!   config rule, and ptxas's register table (`origami/register_table.rs`,
 //!   data/gemm_registers.csv) rejects the configs that spill.
@@ -96,6 +98,31 @@ impl Candidate {
     }
 }
 
+/// Most compiled variants a family may have (`FamilyVariant::index` is below this).
+pub const MAX_VARIANTS: usize = 4;
+
+/// One compiled variant of a family (`KernelFamily::problem_variant`).
+#[derive(Clone, Copy)]
+pub struct FamilyVariant {
+    /// Which variant, below [`MAX_VARIANTS`]: the selector keeps one set of configs per index.
+    pub index: usize,
+    pub family: &'static dyn KernelFamily,
+    /// What the variant is, for the selection's walkthrough.
+    pub note: &'static str,
+}
+
+/// Memory-instruction costs of a compiled kernel beyond the family's vectorised copies
+/// (`KernelFamily::issue_costs`), in SM cycles of its load/store units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IssueCosts {
+    /// Per block and K iteration, shared by the resident blocks.
+    pub lsu_cycles_per_iter: f64,
+    /// Per block (its epilogue).
+    pub lsu_cycles_per_block: f64,
+    /// Pipeline stages the kernel keeps (replaces `num_stages` in the model).
+    pub stages: u32,
+}
+
 /// A kernel family.
 pub trait KernelFamily: Sync {
     /// Name used on the command line (the family file's `NAME`).
@@ -162,6 +189,18 @@ pub trait KernelFamily: Sync {
     }
     /// Extra family-specific rejection (invalid warp tiling, ...).
     fn invalid_reason(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<String> {
+        None
+    }
+    /// The kernel the family's compiler makes for this problem when it is not the family's
+    /// own (Triton specialises on N and K being multiples of 16): the selector scores the
+    /// problem with that variant's configs. `None`: the family itself.
+    fn problem_variant(&self, _p: &Problem, _gpu: &GpuDesc) -> Option<FamilyVariant> {
+        None
+    }
+    /// What a config's compiled kernel spends on memory instructions beyond the family's
+    /// vectorised copies, and the pipeline depth it really keeps; `None`: nothing beyond,
+    /// `num_stages` stages.
+    fn issue_costs(&self, _c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> Option<IssueCosts> {
         None
     }
 

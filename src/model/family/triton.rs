@@ -3,7 +3,8 @@
 //! (BM BK + BK BN) x bytes. On Hopper with 16-bit inputs Triton's own compiled numbers
 //! decide (`compiled_table.rs`: registers, spills, shared memory, wgmma or mma.sync);
 //! elsewhere a register estimate (fp32 accumulators + operand fragments + overhead) above
-//! 255 per thread marks the config "spills", and it is never picked.
+//! 255 per thread marks the config "spills", and it is never picked. A problem whose N or
+//! K is not a multiple of 16 runs another compiled kernel (`triton/unaligned.rs`).
 
 use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
@@ -11,9 +12,11 @@ use crate::hw::GpuDesc;
 use crate::model::problem::{Config, Problem};
 
 use super::seed::seed_tiles;
-use super::{default_launch_preference, operand_tile_bytes, KernelFamily};
+use super::{default_launch_preference, operand_tile_bytes, FamilyVariant, KernelFamily};
 
 pub mod compiled_table;
+pub mod unaligned;
+pub mod unaligned_table;
 
 use compiled_table::TritonCompiled;
 
@@ -57,6 +60,14 @@ impl KernelFamily for TritonFamily {
     }
     fn problem_violation(&self, p: &Problem) -> Option<String> {
         problem_violation(p)
+    }
+    /// N or K not a multiple of 16: Triton compiles another kernel (`unaligned.rs`).
+    fn problem_variant(&self, p: &Problem, gpu: &GpuDesc) -> Option<FamilyVariant> {
+        unaligned::variant_for(p, gpu).map(|v| FamilyVariant {
+            index: v.class as usize,
+            family: v,
+            note: v.note(),
+        })
     }
     fn tiles(&self) -> Vec<(u32, u32, u32)> {
         seed_tiles()
@@ -120,13 +131,19 @@ impl KernelFamily for TritonFamily {
     /// split (`triton_mma_warps`).
     fn warp_grid(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> (u32, u32) {
         if triton_uses_wgmma(c, dtype, gpu) {
-            let groups = (c.num_warps / 4).max(1);
-            let along_m = groups.min((c.block_m / 64).max(1));
-            (along_m, groups / along_m)
+            wgmma_warp_grid(c)
         } else {
             triton_mma_warps(c)
         }
     }
+}
+
+/// The warpgroups of a wgmma config: along M while BM has 64 rows for each, the rest
+/// along N.
+fn wgmma_warp_grid(c: &Config) -> (u32, u32) {
+    let groups = (c.num_warps / 4).max(1);
+    let along_m = groups.min((c.block_m / 64).max(1));
+    (along_m, groups / along_m)
 }
 
 /// Triton's compiled numbers for a config on this GPU, if its table covers them.

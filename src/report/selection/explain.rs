@@ -64,10 +64,13 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
     let _ = writeln!(
         o,
         "\n== Phase 1: score {} feasible configs of family {} (model {}) ==",
-        s.feasible_count(),
+        s.feasible_count_for(&sel.problem),
         s.family.name(),
         s.variant.name()
     );
+    if let Some(note) = s.variant_note(&sel.problem) {
+        let _ = writeln!(o, "  compiled variant: {note}");
+    }
     let _ = writeln!(
         o,
         "  default GROUP_SIZE_M = ceil(sqrt({})) = {}",

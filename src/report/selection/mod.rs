@@ -107,7 +107,7 @@ impl SelectionReport {
             model: s.variant.name(),
             scoring: s.constants.scoring(),
             pick: sel.pick,
-            feasible_configs: s.feasible_count(),
+            feasible_configs: s.feasible_count_for(&sel.problem),
             params: params(res),
             constants: constants(res),
             phase1_group_m: sel.phase1_group_m,
