@@ -29,18 +29,9 @@ use serde::Serialize;
 
 use crate::dtype::Dtype;
 
-use super::family::MmaAtom;
+use super::family::{MmaAtom, PersistentLoop};
 use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element, ModelInputs};
 use super::problem::{Config, Problem};
-
-/// A persistent kernel's tile loop (the `triton-tma` family): one program per SM walks
-/// ceil(tiles / SMs) tiles in turn; the block set-up is paid once per program, the
-/// pipeline fill once per tile, or once per program when the loop is flattened
-/// (`overlapped_fill`: the next tile's loads are issued while the current one finishes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct PersistentLoop {
-    pub overlapped_fill: bool,
-}
 
 /// The problem-independent numbers of one launch (a selector computes them once).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

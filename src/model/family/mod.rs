@@ -81,6 +81,15 @@ pub fn mma_sync_atom(dtype: Dtype) -> MmaAtom {
     MmaAtom { m: 16, n: 8, k }
 }
 
+/// A persistent kernel's tile loop (the `triton-tma` family): one program per SM walks
+/// ceil(tiles / SMs) tiles in turn; the block set-up is paid once per program, the
+/// pipeline fill once per tile, or once per program when the loop is flattened
+/// (`overlapped_fill`: the next tile's loads are issued while the current one finishes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PersistentLoop {
+    pub overlapped_fill: bool,
+}
+
 /// One config of a family for one GPU and dtype, with its feasibility.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -178,7 +187,7 @@ pub trait KernelFamily: Sync {
     }
     /// The kernel's persistent tile loop, if it has one (one program per SM walking the
     /// tiles; the throughput model prices it, `throughput::PersistentLoop`).
-    fn persistent_loop(&self, _c: &Config) -> Option<crate::model::throughput::PersistentLoop> {
+    fn persistent_loop(&self, _c: &Config) -> Option<PersistentLoop> {
         None
     }
     /// Why the family's kernel cannot run a problem at all, whatever the config (an

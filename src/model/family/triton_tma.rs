@@ -23,9 +23,8 @@ use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
 use crate::model::problem::{Config, Problem, Switches};
-use crate::model::throughput::PersistentLoop;
 
-use super::{default_launch_preference, operand_tile_bytes, KernelFamily};
+use super::{default_launch_preference, operand_tile_bytes, KernelFamily, PersistentLoop};
 
 pub mod compiled_table;
 
