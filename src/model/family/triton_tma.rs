@@ -62,6 +62,10 @@ impl KernelFamily for TritonTmaFamily {
     fn name(&self) -> &'static str {
         NAME
     }
+    /// `matmul_tma_persistent_kernel` (python/origami/kernels/triton_tma.py).
+    fn triton_kernel(&self) -> Option<&'static str> {
+        Some("matmul_tma_persistent_kernel")
+    }
     fn problem_violation(&self, p: &Problem) -> Option<String> {
         problem_violation(p)
     }
