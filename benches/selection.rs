@@ -79,7 +79,11 @@ fn bench_selection(c: &mut Criterion) {
     let tma = fitted_selector("triton-tma");
     let auto = FamilySet::named("triton-auto").unwrap();
     let members = [fitted_selector("triton"), fitted_selector("triton-tma")];
-    for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096), (4096, 4096, 4095)] {
+    for (m, n, k) in [
+        (4096u64, 4096u64, 4096u64),
+        (128, 14336, 4096),
+        (4096, 4096, 4095),
+    ] {
         let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
         if tma.family.problem_violation(&p).is_none() {
             c.bench_function(&format!("select/triton-tma/{m}x{n}x{k}"), |b| {

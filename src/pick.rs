@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use crate::dtype::{Dtype, UnknownDtype};
 use crate::exit::{Exit, ToExit};
 use crate::hw::DeviceProps;
-use crate::model::problem::{parse_dim, DimError};
 use crate::model::family_set::{set_names, Choice, FamilySet, NoMember};
+use crate::model::problem::{parse_dim, DimError};
 use crate::model::shapes::{read_shape_rows, ShapesError};
 use crate::model::{Problem, Selector};
 use crate::report::selection::{
@@ -42,10 +42,7 @@ pub enum PickError {
     #[error("--family: unknown family '{0}' (known: {known})", known = set_names().join(", "))]
     UnknownFamily(String),
     #[error("--all lists every candidate of one family: --family {set} chooses among {members}; name one of them, or use --top N")]
-    SetAll {
-        set: &'static str,
-        members: String,
-    },
+    SetAll { set: &'static str, members: String },
     #[error("--top: must be at least 1")]
     NoTop,
     #[error("--explain walks through one shape: give M N K instead of --shapes")]

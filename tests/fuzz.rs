@@ -386,7 +386,12 @@ fn aligned_dim() -> impl Strategy<Value = u64> {
 
 /// The CSV row (fields) of `origami-select M N K --family FAMILY --gpu GPU --top 1
 /// --format csv`, through the library, or the one-line error.
-fn pick_row(family: &str, gpu: &str, dtype: Dtype, [m, n, k]: [u64; 3]) -> Result<Vec<String>, String> {
+fn pick_row(
+    family: &str,
+    gpu: &str,
+    dtype: Dtype,
+    [m, n, k]: [u64; 3],
+) -> Result<Vec<String>, String> {
     let req = PickRequest {
         sizes: [m, n, k].map(|x| Some(x.to_string())),
         shapes: None,

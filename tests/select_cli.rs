@@ -665,7 +665,11 @@ fn a_batch_with_top_writes_n_ranked_rows_per_shape() {
 /// stdout of a successful run on the H100 preset (the one Hopper GPU the TMA kernel's
 /// compiled table covers).
 fn h100(args: &[&str]) -> String {
-    let out = cmd().args(args).args(["--gpu", "h100-sxm"]).output().unwrap();
+    let out = cmd()
+        .args(args)
+        .args(["--gpu", "h100-sxm"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -681,10 +685,19 @@ fn triton_tma_writes_its_switches_in_every_format() {
     let csv = with(&["--format", "csv", "--all"]);
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(&header[6..10], ["num_stages", "WARP_SPECIALIZE", "FLATTEN", "EPILOGUE_SUBTILE"]);
+    assert_eq!(
+        &header[6..10],
+        [
+            "num_stages",
+            "WARP_SPECIALIZE",
+            "FLATTEN",
+            "EPILOGUE_SUBTILE"
+        ]
+    );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()));
-    let keys: std::collections::HashSet<Vec<&str>> = rows.iter().map(|r| r[1..10].to_vec()).collect();
+    let keys: std::collections::HashSet<Vec<&str>> =
+        rows.iter().map(|r| r[1..10].to_vec()).collect();
     assert_eq!(keys.len(), rows.len(), "every row is a different launch");
     assert!(rows.iter().any(|r| r[8] == "true") && rows.iter().any(|r| r[8] == "false"));
 
@@ -731,10 +744,16 @@ fn triton_tma_writes_its_switches_in_every_format() {
 #[test]
 fn the_classic_family_keeps_its_columns() {
     let csv = h100(&["4096", "4096", "4096", "--format", "csv", "--top", "1"]);
-    assert!(!csv.contains("FLATTEN") && !csv.starts_with("family"), "{csv}");
+    assert!(
+        !csv.contains("FLATTEN") && !csv.starts_with("family"),
+        "{csv}"
+    );
     let t: serde_json::Value =
         serde_json::from_str(&h100(&["4096", "4096", "4096", "--format", "triton"])).unwrap();
-    assert!(t.get("kernel").is_none() && t.get("FLATTEN").is_none(), "{t}");
+    assert!(
+        t.get("kernel").is_none() && t.get("FLATTEN").is_none(),
+        "{t}"
+    );
 }
 
 #[test]
@@ -742,7 +761,12 @@ fn triton_auto_names_the_kernel_it_chose() {
     let auto = ["--family", "triton-auto"];
     // K = 4095: only the tutorial kernel runs it
     let t: serde_json::Value = serde_json::from_str(&h100(
-        &[&["4096", "4096", "4095"][..], &auto, &["--format", "triton"]].concat(),
+        &[
+            &["4096", "4096", "4095"][..],
+            &auto,
+            &["--format", "triton"],
+        ]
+        .concat(),
     ))
     .unwrap();
     assert_eq!(t["kernel"], "matmul_kernel");
@@ -767,11 +791,17 @@ fn triton_auto_names_the_kernel_it_chose() {
     assert_eq!(v["auto"]["chosen"], "triton-tma");
     let entrants = v["auto"]["entrants"].as_array().unwrap();
     assert_eq!(entrants[0]["family"], "triton");
-    assert!(entrants[0]["not_run"].as_str().unwrap().contains("32-bit offsets"));
+    assert!(entrants[0]["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("32-bit offsets"));
     assert_eq!(entrants[1]["pick"], v["pick"]);
     let csv = h100(&[&big[..], &auto, &["--format", "csv", "--top", "2"]].concat());
     assert!(csv.starts_with("family,rank,BLOCK_SIZE_M,"), "{csv}");
-    assert!(csv.lines().skip(1).all(|l| l.starts_with("triton-tma,")), "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with("triton-tma,")),
+        "{csv}"
+    );
     let walk = h100(&[&big[..], &auto, &["--explain"]].concat());
     assert!(walk.contains("== Kernel choice (triton-auto)"), "{walk}");
 
@@ -802,13 +832,20 @@ fn triton_auto_batches_carry_the_family() {
         "M,N,K,dtype\n4096,4096,4096,fp16\n4096,4096,4095,\n65536,64,32768,bf16\n64,64,64,fp32\n",
     );
     let f = f.to_str().unwrap();
-    let run = |extra: &[&str]| h100(&[&["--shapes", f, "--family", "triton-auto"][..], extra].concat());
+    let run =
+        |extra: &[&str]| h100(&[&["--shapes", f, "--family", "triton-auto"][..], extra].concat());
     let csv = run(&["--format", "csv"]);
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines[0].starts_with("M,N,K,dtype,family,BLOCK_SIZE_M,"), "{csv}");
+    assert!(
+        lines[0].starts_with("M,N,K,dtype,family,BLOCK_SIZE_M,"),
+        "{csv}"
+    );
     assert!(lines[0].contains(",num_stages,WARP_SPECIALIZE,FLATTEN,EPILOGUE_SUBTILE,"));
     assert!(lines[2].starts_with("4096,4096,4095,fp16,triton,"), "{csv}");
-    assert!(lines[3].starts_with("65536,64,32768,bf16,triton-tma,"), "{csv}");
+    assert!(
+        lines[3].starts_with("65536,64,32768,bf16,triton-tma,"),
+        "{csv}"
+    );
     assert!(lines[4].starts_with("64,64,64,fp32,triton,"), "{csv}");
     let ranked = run(&["--format", "csv", "--top", "2"]);
     assert_eq!(ranked.lines().count(), 1 + 4 * 2);
@@ -848,12 +885,18 @@ fn triton_auto_refuses_in_one_line() {
     let auto = ["--family", "triton-auto", "--gpu", "h100-sxm"];
     one_line_usage_error(
         &[&["4096", "4096", "4096", "--all"][..], &auto].concat(),
-        &["--all lists every candidate of one family", "triton and triton-tma"],
+        &[
+            "--all lists every candidate of one family",
+            "triton and triton-tma",
+        ],
     );
     // neither kernel: A too large for the tutorial kernel, K unaligned for TMA
     one_line_usage_error(
         &[&["65536", "64", "32769"][..], &auto].concat(),
-        &["--family triton-auto: triton: M x K", "; triton-tma: K = 32769"],
+        &[
+            "--family triton-auto: triton: M x K",
+            "; triton-tma: K = 32769",
+        ],
     );
     let f = tmpfile("auto-bad.csv", "M,N,K\n64,64,64\n65536,64,32769\n");
     one_line_usage_error(
@@ -870,15 +913,30 @@ fn triton_auto_refuses_in_one_line() {
 fn triton_auto_off_hopper_and_its_description() {
     // no TMA kernel on an A100: the tutorial kernel is chosen, the text says why
     let out = cmd()
-        .args(["4096", "4096", "4096", "--family", "triton-auto", "--gpu", "a100"])
+        .args([
+            "4096",
+            "4096",
+            "4096",
+            "--family",
+            "triton-auto",
+            "--gpu",
+            "a100",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("triton-tma: not run: no feasible config"), "{text}");
+    assert!(
+        text.contains("triton-tma: not run: no feasible config"),
+        "{text}"
+    );
 
     let v: serde_json::Value = serde_json::from_str(&h100(&[
-        "--describe", "--family", "triton-auto", "--format", "json",
+        "--describe",
+        "--family",
+        "triton-auto",
+        "--format",
+        "json",
     ]))
     .unwrap();
     assert_eq!(v["family"], "triton-auto");

@@ -102,7 +102,10 @@ impl FamilySet {
 
     /// Why each member's kernel cannot run `p` (`None` where it can), in member order.
     pub fn violations(&self, p: &Problem) -> Vec<Option<String>> {
-        self.members.iter().map(|f| f.problem_violation(p)).collect()
+        self.members
+            .iter()
+            .map(|f| f.problem_violation(p))
+            .collect()
     }
 
     /// Why no member's kernel can run `p`, if none can: a single family's own reason; a
@@ -125,7 +128,10 @@ impl FamilySet {
                 .collect::<Vec<_>>()
                 .join("; ")
         } else {
-            outs.into_iter().next().map(|o| o.reason).unwrap_or_default()
+            outs.into_iter()
+                .next()
+                .map(|o| o.reason)
+                .unwrap_or_default()
         })
     }
 
@@ -367,7 +373,9 @@ mod tests {
         let e = auto_choice("h100-sxm", 1 << 16, 64, (1 << 15) + 1, Dtype::Fp16).unwrap_err();
         let line = e.to_string();
         assert!(
-            line.starts_with("--family triton-auto: no kernel of the set can run 65536x64x32769 fp16: triton: "),
+            line.starts_with(
+                "--family triton-auto: no kernel of the set can run 65536x64x32769 fp16: triton: "
+            ),
             "{line}"
         );
         assert!(line.contains("; triton-tma: K = 32769"), "{line}");
@@ -375,15 +383,24 @@ mod tests {
         let set = FamilySet::named(TRITON_AUTO).unwrap();
         let p = Problem::new(1 << 16, 64, (1 << 15) + 1, Dtype::Fp16).unwrap();
         let v = set.violation(&p).unwrap();
-        assert!(v.starts_with("triton: ") && v.contains("; triton-tma: "), "{v}");
-        assert_eq!(set.violation(&Problem::new(64, 64, 64, Dtype::Fp16).unwrap()), None);
+        assert!(
+            v.starts_with("triton: ") && v.contains("; triton-tma: "),
+            "{v}"
+        );
+        assert_eq!(
+            set.violation(&Problem::new(64, 64, 64, Dtype::Fp16).unwrap()),
+            None
+        );
     }
 
     #[test]
     fn a_single_family_is_the_set_of_itself() {
         let set = FamilySet::named("triton-tma").unwrap();
         let p = Problem::new(64, 64, 63, Dtype::Fp16).unwrap();
-        assert_eq!(set.violation(&p), crate::model::family::triton_tma::problem_violation(&p));
+        assert_eq!(
+            set.violation(&p),
+            crate::model::family::triton_tma::problem_violation(&p)
+        );
         let e = NoMember {
             set: "triton-tma",
             shape: "x".into(),

@@ -143,7 +143,12 @@ pub fn batch_row_csv(row: &BatchRow) -> String {
 }
 
 impl SelectionWriter for CsvWriter {
-    fn begin_batch(&mut self, out: &mut dyn Write, ranked: bool, columns: Columns) -> io::Result<()> {
+    fn begin_batch(
+        &mut self,
+        out: &mut dyn Write,
+        ranked: bool,
+        columns: Columns,
+    ) -> io::Result<()> {
         writeln!(out, "{}", batch_csv_header(ranked, columns))
     }
 
@@ -164,7 +169,10 @@ mod tests {
     fn headers_gain_columns_only_where_asked() {
         assert_eq!(config_csv_header(Columns::PLAIN), CONFIG_CSV_HEADER);
         assert_eq!(batch_csv_header(false, Columns::PLAIN), BATCH_CSV_HEADER);
-        assert_eq!(batch_csv_header(true, Columns::PLAIN), RANKED_BATCH_CSV_HEADER);
+        assert_eq!(
+            batch_csv_header(true, Columns::PLAIN),
+            RANKED_BATCH_CSV_HEADER
+        );
         let tma = Columns {
             switches: true,
             named_launch: true,

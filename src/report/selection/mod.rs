@@ -15,8 +15,8 @@ use crate::hw::resolve::{Resolved, Tier};
 use crate::hw::schema::PARAM_NAMES;
 use crate::model::group::GroupCost;
 use crate::model::select::{Ranked, Selection, Selector};
-use crate::model::{Config, FamilySet, Problem};
 pub use crate::model::Scoring;
+use crate::model::{Config, FamilySet, Problem};
 
 pub use self::csv::CsvWriter;
 pub use self::json::JsonWriter;
@@ -385,7 +385,13 @@ mod tests {
         // "256x256x128,g16,w8,s5,flatten"
         assert_eq!(tma.config_width, 29);
         let auto = of("triton-auto");
-        assert_eq!(auto, Columns { family: true, ..tma });
+        assert_eq!(
+            auto,
+            Columns {
+                family: true,
+                ..tma
+            }
+        );
     }
 
     #[test]
@@ -507,7 +513,9 @@ mod tests {
         let fields: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(fields[4], "2", "{line}");
         assert_eq!(
-            text::ranked_batch_header(Columns::PLAIN).split_whitespace().nth(4),
+            text::ranked_batch_header(Columns::PLAIN)
+                .split_whitespace()
+                .nth(4),
             Some("rank")
         );
         let v = json::batch_row_json(&row);

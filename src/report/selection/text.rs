@@ -174,7 +174,12 @@ pub fn report_text(r: &SelectionReport) -> String {
 }
 
 impl SelectionWriter for TextWriter {
-    fn begin_batch(&mut self, out: &mut dyn Write, ranked: bool, columns: Columns) -> io::Result<()> {
+    fn begin_batch(
+        &mut self,
+        out: &mut dyn Write,
+        ranked: bool,
+        columns: Columns,
+    ) -> io::Result<()> {
         if ranked {
             writeln!(out, "{}", ranked_batch_header(columns))
         } else {
