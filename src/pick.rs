@@ -291,7 +291,7 @@ impl PickJob {
                 }
                 if let Entry::Vacant(e) = selectors[i].entry(p.dtype) {
                     e.insert(match self.setups[i].selector(p.dtype) {
-                        Ok(s) => Ok((KernelInfo::of(&s), s)),
+                        Ok(s) => Ok(s),
                         Err(e) if !self.set.is_choice() => return Err(e.into()),
                         Err(SetupError::NoFeasibleConfig { source, .. }) => Err(source.to_string()),
                         Err(e) => Err(e.to_string()),
@@ -302,7 +302,7 @@ impl PickJob {
         let selector_of = |dtype: Dtype| {
             let selectors = &selectors;
             move |i: usize| match selectors[i].get(&dtype) {
-                Some(Ok((_, s))) => Ok(s),
+                Some(Ok(s)) => Ok(s),
                 Some(Err(why)) => Err(why.clone()),
                 None => Err("its kernel cannot run the shape".to_string()),
             }
@@ -319,10 +319,8 @@ impl PickJob {
         for p in &self.problems {
             let with_rejected = self.listing.all && self.batch.is_none();
             let choice = self.set.choose(p, selector_of(p.dtype), with_rejected)?;
-            let Some(Ok((kernel, s))) = selectors[choice.chosen].get(&p.dtype) else {
-                continue; // the chosen member selected with this selector
-            };
-            let kernel = *kernel;
+            let s = choice.selector;
+            let kernel = KernelInfo::of(s);
             match self.batch {
                 Some(BatchRows::Pick) => {
                     let row = BatchRow::pick(choice.selection, kernel, self.columns);
@@ -371,7 +369,7 @@ impl PickJob {
     /// A set's choice as the writers report it (`None` for a single family).
     fn summary(
         &self,
-        choice: &Choice,
+        choice: &Choice<'_>,
         dtype: Dtype,
         selectors: &[HashMap<Dtype, Member>],
     ) -> Option<AutoSummary> {
@@ -387,7 +385,7 @@ impl PickJob {
             .map(|(i, (f, e))| Entrant {
                 family: f.name(),
                 scoring: match selectors[i].get(&dtype) {
-                    Some(Ok((_, s))) if e.is_ok() => Some(s.constants.scoring()),
+                    Some(Ok(s)) if e.is_ok() => Some(s.constants.scoring()),
                     _ => None,
                 },
                 outcome: e.clone().map_err(|out| out.reason),
@@ -401,8 +399,8 @@ impl PickJob {
     }
 }
 
-/// One member's selector for one input type with its kernel, or why it has none.
-type Member = Result<(KernelInfo, Selector<'static>), String>;
+/// One member's selector for one input type, or why it has none.
+type Member = Result<Selector<'static>, String>;
 
 #[cfg(test)]
 mod tests {

@@ -68,13 +68,16 @@ fn no_member_line(set: &str, shape: &str, outs: &[Out]) -> String {
     }
 }
 
-/// A shape's choice: the winner's selection, and every member's pick or reason.
-#[derive(Debug, Clone)]
-pub struct Choice {
+/// A shape's choice: the winner's selection and selector, and every member's pick or
+/// reason.
+#[derive(Clone)]
+pub struct Choice<'s> {
     /// Index of the winner among the set's members.
     pub chosen: usize,
     /// The winner's selection.
     pub selection: Selection,
+    /// The selector that made it (the winner's ranking, its kernel and GPU).
+    pub selector: &'s Selector<'s>,
     /// Per member, in member order: its pick (the winner's too), or why it is out.
     pub entrants: Vec<Result<Ranked, Out>>,
 }
@@ -188,36 +191,38 @@ impl FamilySet {
         p: &Problem,
         selector: impl Fn(usize) -> Result<&'s Selector<'s>, String>,
         with_rejected: bool,
-    ) -> Result<Choice, NoMember> {
-        let selections: Vec<Result<Selection, Out>> = self
+    ) -> Result<Choice<'s>, NoMember> {
+        let selections: Vec<Result<(Selection, &'s Selector<'s>), Out>> = self
             .entrants(p, selector)
             .into_iter()
             .map(|e| {
                 let s = e?;
-                s.select(p, with_rejected).map_err(|why| Out {
+                let sel = s.select(p, with_rejected).map_err(|why| Out {
                     family: s.family.name(),
                     reason: why.to_string(),
-                })
+                })?;
+                Ok((sel, s))
             })
             .collect();
-        let winner = fastest(&selections, |s| s.pick.latency_us);
+        let winner = fastest(&selections, |(s, _)| s.pick.latency_us);
         let mut selection = None;
         let mut entrants = Vec::with_capacity(selections.len());
         for (i, e) in selections.into_iter().enumerate() {
             match e {
-                Ok(s) => {
+                Ok((s, selector)) => {
                     entrants.push(Ok(s.pick.clone()));
                     if Some(i) == winner {
-                        selection = Some(s);
+                        selection = Some((s, selector));
                     }
                 }
                 Err(out) => entrants.push(Err(out)),
             }
         }
         match (winner, selection) {
-            (Some(chosen), Some(selection)) => Ok(Choice {
+            (Some(chosen), Some((selection, selector))) => Ok(Choice {
                 chosen,
                 selection,
+                selector,
                 entrants,
             }),
             _ => Err(self.no_member(p, entrants.into_iter().filter_map(Result::err).collect())),
@@ -290,8 +295,16 @@ mod tests {
             .collect()
     }
 
+    /// What a test reads of a choice.
+    #[derive(Debug)]
+    struct Picked {
+        chosen: usize,
+        pick_us: f64,
+        entrants: Vec<Result<Ranked, Out>>,
+    }
+
     /// The family `triton-auto` chooses for a shape on `gpu`, with every member's outcome.
-    fn auto_choice(gpu: &str, m: u64, n: u64, k: u64, dtype: Dtype) -> Result<Choice, NoMember> {
+    fn auto_choice(gpu: &str, m: u64, n: u64, k: u64, dtype: Dtype) -> Result<Picked, NoMember> {
         let set = FamilySet::named(TRITON_AUTO).unwrap();
         let setups = setups(gpu, &set);
         let selectors: Vec<Result<Selector<'static>, String>> = setups
@@ -299,10 +312,16 @@ mod tests {
             .map(|s| s.selector(dtype).map_err(|e| e.to_string()))
             .collect();
         let p = Problem::new(m, n, k, dtype).unwrap();
-        set.choose(&p, |i| selectors[i].as_ref().map_err(Clone::clone), false)
+        let c = set.choose(&p, |i| selectors[i].as_ref().map_err(Clone::clone), false)?;
+        assert_eq!(c.selector.family.name(), set.members[c.chosen].name());
+        Ok(Picked {
+            chosen: c.chosen,
+            pick_us: c.selection.pick.latency_us,
+            entrants: c.entrants,
+        })
     }
 
-    fn family_of(c: &Choice) -> &'static str {
+    fn family_of(c: &Picked) -> &'static str {
         FamilySet::named(TRITON_AUTO).unwrap().members[c.chosen].name()
     }
 
@@ -315,7 +334,7 @@ mod tests {
                 .iter()
                 .map(|e| e.as_ref().unwrap().latency_us)
                 .collect();
-            assert_eq!(c.selection.pick.latency_us, times[c.chosen]);
+            assert_eq!(c.pick_us, times[c.chosen]);
             let best = times.iter().cloned().fold(f64::INFINITY, f64::min);
             assert_eq!(times[c.chosen], best, "{m}x{n}x{k}: {times:?}");
             assert!(c.chosen == 0 || times[0] > times[1], "ties go to triton");

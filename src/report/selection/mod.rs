@@ -106,6 +106,17 @@ impl Columns {
     }
 }
 
+/// A config to ask a family what does not depend on the config.
+const ANY_CONFIG: Config = Config {
+    block_m: 64,
+    block_n: 64,
+    block_k: 64,
+    group_m: 1,
+    num_warps: 4,
+    num_stages: 3,
+    switches: crate::model::Switches::NONE,
+};
+
 /// The kernel a config is for: what `--format triton` needs to write its launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelInfo {
@@ -129,10 +140,8 @@ impl KernelInfo {
             family: f.name(),
             triton_kernel: f.triton_kernel(),
             switches: f.takes_switches(),
-            persistent: f
-                .configs()
-                .first()
-                .is_some_and(|c| f.persistent_loop(c).is_some()),
+            // Whether the kernel loops over tiles does not depend on the config.
+            persistent: f.persistent_loop(&ANY_CONFIG).is_some(),
             sm_count: s.gpu.sm_count,
         }
     }
