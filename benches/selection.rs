@@ -1,14 +1,17 @@
 //! Cost of one full selection (whole config space, both phases) and of a 10000-shape batch
 //! through the library, for the README's speed figures (this project's goal: 5 us per
 //! selection on one core), with the latency model and with the throughput model at the
-//! constants fitted for Hopper (`hw::fitted`).
+//! constants fitted for Hopper (`hw::fitted`); and Triton's persistent TMA kernel
+//! (`triton-tma`) and the choice between the two Triton kernels (`triton-auto`: both
+//! families select, the faster pick wins), each with its family's fitted constants where
+//! there are some.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use origami::dtype::Dtype;
 use origami::hw::presets::preset;
 use origami::model::family::{family, mma_sync_atom};
 use origami::model::latency::{predict, ModelInputs};
-use origami::model::{ModelConstants, Problem, Selector, Variant};
+use origami::model::{FamilySet, ModelConstants, Problem, Selector, Variant};
 
 fn bench_selection(c: &mut Criterion) {
     let doc = preset("h100-sxm").unwrap();
@@ -53,6 +56,48 @@ fn bench_selection(c: &mut Criterion) {
                 b.iter(|| black_box(s.select(black_box(&p), false).unwrap()))
             });
         }
+    }
+    // The Triton kernels as origami-select sets them up (each family's fitted tier, if any).
+    let fitted_selector = |fam: &str| {
+        let kc = match origami::hw::fitted::fitted_constants(fam, &doc.gpu) {
+            Some((_, fitted)) => {
+                ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v)))
+                    .unwrap()
+            }
+            None => ModelConstants::default(),
+        };
+        Selector::new(
+            family(fam).unwrap(),
+            &doc.gpu,
+            &doc.params,
+            &kc,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap()
+    };
+    let tma = fitted_selector("triton-tma");
+    let auto = FamilySet::named("triton-auto").unwrap();
+    let members = [fitted_selector("triton"), fitted_selector("triton-tma")];
+    for (m, n, k) in [
+        (4096u64, 4096u64, 4096u64),
+        (128, 14336, 4096),
+        (4096, 4096, 4095),
+    ] {
+        let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        if tma.family.problem_violation(&p).is_none() {
+            c.bench_function(&format!("select/triton-tma/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(tma.select(black_box(&p), false).unwrap()))
+            });
+        }
+        c.bench_function(&format!("select/triton-auto/{m}x{n}x{k}"), |b| {
+            b.iter(|| {
+                black_box(
+                    auto.choose(black_box(&p), |i| Ok(&members[i]), false)
+                        .unwrap(),
+                )
+            })
+        });
     }
     let k = ModelConstants::default();
     let hw = ModelInputs {

@@ -1,8 +1,10 @@
 //! `origami-select`'s job as a library: the request checked in the order the tool reports
 //! errors (input type, family, model, `--top`, the shapes, whether the family's kernel can
-//! run each of them, then the hardware tiers and constants), one selector per input type,
-//! and each shape's selection handed to a report writer as soon as it is made
-//! (`report::selection`).
+//! run each of them, then the hardware tiers and constants), one selector per family and
+//! input type, and each shape's selection handed to a report writer as soon as it is made
+//! (`report::selection`). `--family` names a family or a set of them (`triton-auto`);
+//! `model::family_set` owns the rule that chooses a set's member per shape, and a single
+//! family takes the same path as the set of itself.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -12,13 +14,15 @@ use std::path::PathBuf;
 use crate::dtype::{Dtype, UnknownDtype};
 use crate::exit::{Exit, ToExit};
 use crate::hw::DeviceProps;
+use crate::model::family_set::{set_names, Choice, FamilySet, NoMember};
 use crate::model::problem::{parse_dim, DimError};
 use crate::model::shapes::{read_shape_rows, ShapesError};
 use crate::model::{Problem, Selector};
-use crate::report::selection::{BatchRow, BatchRows, Listing, SelectionReport, SelectionWriter};
-use crate::setup::{
-    family_named, setup_announcing, variant_named, Setup, SetupError, SetupRequest,
+use crate::report::selection::{
+    AutoSummary, BatchRow, BatchRows, Columns, Entrant, KernelInfo, Listing, SelectionReport,
+    SelectionWriter,
 };
+use crate::setup::{setup, setup_announcing, variant_named, Setup, SetupError, SetupRequest};
 
 /// How many ranked configs a single shape lists when `--top` is not given.
 pub const DEFAULT_TOP: usize = 5;
@@ -35,6 +39,10 @@ pub enum PickError {
     UnsupportedDtype(Dtype),
     #[error("unexpected argument '{0}' found; see --help")]
     UnknownFlag(String),
+    #[error("--family: unknown family '{0}' (known: {known})", known = set_names().join(", "))]
+    UnknownFamily(String),
+    #[error("--all lists every candidate of one family: --family {set} chooses among {members}; name one of them, or use --top N")]
+    SetAll { set: &'static str, members: String },
     #[error("--top: must be at least 1")]
     NoTop,
     #[error("--explain walks through one shape: give M N K instead of --shapes")]
@@ -69,8 +77,9 @@ pub enum PickError {
     },
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// No member of the family set can select for a shape (a single family's own reason).
     #[error(transparent)]
-    Score(#[from] crate::model::NoFiniteScore),
+    NoMember(#[from] NoMember),
     #[error("writing output: {0}")]
     Output(#[from] io::Error),
 }
@@ -128,7 +137,13 @@ pub struct PickRequest {
 /// A checked request: the shapes and the model set up for them.
 pub struct PickJob {
     pub problems: Vec<Problem>,
-    pub setup: Setup,
+    /// The family, or the set of families to choose among.
+    pub set: FamilySet,
+    /// One setup per member of the set, in member order (each with its family's fitted
+    /// constants).
+    pub setups: Vec<Setup>,
+    /// The columns the writers add for the set.
+    pub columns: Columns,
     /// What a batch writes per shape; `None` for a full report per shape.
     pub batch: Option<BatchRows>,
     pub listing: Listing,
@@ -149,7 +164,8 @@ impl PickRequest {
             return Err(PickError::UnknownFlag(f.clone()));
         }
         let dtype = supported_dtype(self.dtype.parse::<Dtype>()?)?;
-        let family = family_named(&self.family)?;
+        let set = FamilySet::named(&self.family)
+            .ok_or_else(|| PickError::UnknownFamily(self.family.clone()))?;
         variant_named(&self.model)?;
         if self.top == Some(0) {
             return Err(PickError::NoTop);
@@ -164,10 +180,21 @@ impl PickRequest {
         if batch.is_some() && self.all {
             return Err(PickError::BatchAll);
         }
+        if set.is_choice() && self.all {
+            return Err(PickError::SetAll {
+                set: set.name,
+                members: set
+                    .members
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+            });
+        }
         let rows = self.problems(dtype)?;
         for (line, p) in &rows {
-            if let Some(reason) = family.problem_violation(p) {
-                let family = family.name();
+            if let Some(reason) = set.violation(p) {
+                let family = set.name;
                 return Err(match (&self.shapes, line) {
                     (Some(path), Some(line)) => PickError::UnrunnableRow {
                         path: path.clone(),
@@ -181,17 +208,28 @@ impl PickRequest {
         }
         let problems = rows.into_iter().map(|(_, p)| p).collect();
         let device = if self.gpu.is_none() { detect() } else { None };
-        let request = SetupRequest {
-            device,
-            gpu_name: self.gpu.clone(),
-            override_file: self.override_file.clone(),
-            family: self.family.clone(),
-            model: self.model.clone(),
-            no_fitted: self.no_fitted,
-        };
+        let mut setups = Vec::with_capacity(set.members.len());
+        let mut notice = Some(notice);
+        for f in &set.members {
+            let request = SetupRequest {
+                device: device.clone(),
+                gpu_name: self.gpu.clone(),
+                override_file: self.override_file.clone(),
+                family: f.name().to_string(),
+                model: self.model.clone(),
+                no_fitted: self.no_fitted,
+            };
+            // One hardware notice: every member runs on the same hardware.
+            setups.push(match notice.take() {
+                Some(n) => setup_announcing(&request, n)?,
+                None => setup(&request)?,
+            });
+        }
         Ok(PickJob {
             problems,
-            setup: setup_announcing(&request, notice)?,
+            columns: Columns::of(&set),
+            set,
+            setups,
             batch,
             listing: Listing {
                 top: self.top.unwrap_or(DEFAULT_TOP),
@@ -241,34 +279,62 @@ impl PickJob {
         out: &mut dyn Write,
         diag: &mut dyn Write,
     ) -> Result<(), PickError> {
-        // Every input type's selector first: a family that cannot rank a row's type fails
-        // before anything is written.
-        let mut selectors: HashMap<Dtype, Selector<'static>> = HashMap::new();
+        // Every member's selector of every input type first: a single family that cannot
+        // rank a row's type fails before anything is written, as does a set none of whose
+        // members can select for a row.
+        let mut selectors: Vec<HashMap<Dtype, Member>> =
+            self.set.members.iter().map(|_| HashMap::new()).collect();
         for p in &self.problems {
-            if let Entry::Vacant(e) = selectors.entry(p.dtype) {
-                e.insert(self.setup.selector(p.dtype)?);
+            for (i, f) in self.set.members.iter().enumerate() {
+                if f.problem_violation(p).is_some() {
+                    continue;
+                }
+                if let Entry::Vacant(e) = selectors[i].entry(p.dtype) {
+                    e.insert(match self.setups[i].selector(p.dtype) {
+                        Ok(s) => Ok(s),
+                        Err(e) if !self.set.is_choice() => return Err(e.into()),
+                        Err(SetupError::NoFeasibleConfig { source, .. }) => Err(source.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    });
+                }
             }
+        }
+        let selector_of = |dtype: Dtype| {
+            let selectors = &selectors;
+            move |i: usize| match selectors[i].get(&dtype) {
+                Some(Ok(s)) => Ok(s),
+                Some(Err(why)) => Err(why.clone()),
+                None => Err("its kernel cannot run the shape".to_string()),
+            }
+        };
+        for p in &self.problems {
+            self.set.check(p, selector_of(p.dtype))?;
         }
         if let Some(rows) = self.batch {
             if matches!(rows, BatchRows::Top(_)) && !writer.ranks_batches() {
                 return Err(PickError::BatchTopFormat);
             }
-            writer.begin_batch(out, rows != BatchRows::Pick)?;
+            writer.begin_batch(out, rows != BatchRows::Pick, self.columns)?;
         }
         for p in &self.problems {
-            let s = &selectors[&p.dtype];
-            let sel = s.select(p, self.listing.all && self.batch.is_none())?;
+            let with_rejected = self.listing.all && self.batch.is_none();
+            let choice = self.set.choose(p, selector_of(p.dtype), with_rejected)?;
+            let s = choice.selector;
+            let kernel = KernelInfo::of(s);
             match self.batch {
                 Some(BatchRows::Pick) => {
-                    writer.batch_row(out, &BatchRow::from(sel))?;
+                    let row = BatchRow::pick(choice.selection, kernel, self.columns);
+                    writer.batch_row(out, &row)?;
                     continue;
                 }
                 Some(BatchRows::Top(n)) => {
-                    for (i, r) in s.ranked(&sel, n).into_iter().enumerate() {
+                    for (i, r) in s.ranked(&choice.selection, n).into_iter().enumerate() {
                         let row = BatchRow {
-                            problem: sel.problem,
+                            problem: *p,
                             rank: Some(i + 1),
                             pick: r,
+                            kernel,
+                            columns: self.columns,
                         };
                         writer.batch_row(out, &row)?;
                     }
@@ -276,8 +342,15 @@ impl PickJob {
                 }
                 None => {}
             }
-            let report =
-                SelectionReport::new(sel, s, &self.setup.resolved, self.listing, self.explain);
+            let auto = self.summary(&choice, p.dtype, &selectors);
+            let report = SelectionReport::new(
+                choice.selection,
+                s,
+                &self.setups[choice.chosen].resolved,
+                self.listing,
+                self.explain,
+            )
+            .in_set(self.columns, auto);
             if let Some(w) = &report.walkthrough {
                 if !writer.prints_walkthrough() {
                     // Diagnostics are best effort, like eprint! without the panic.
@@ -292,7 +365,42 @@ impl PickJob {
         out.flush()?;
         Ok(())
     }
+
+    /// A set's choice as the writers report it (`None` for a single family).
+    fn summary(
+        &self,
+        choice: &Choice<'_>,
+        dtype: Dtype,
+        selectors: &[HashMap<Dtype, Member>],
+    ) -> Option<AutoSummary> {
+        if !self.set.is_choice() {
+            return None;
+        }
+        let entrants = self
+            .set
+            .members
+            .iter()
+            .zip(&choice.entrants)
+            .enumerate()
+            .map(|(i, (f, e))| Entrant {
+                family: f.name(),
+                scoring: match selectors[i].get(&dtype) {
+                    Some(Ok(s)) if e.is_ok() => Some(s.constants.scoring()),
+                    _ => None,
+                },
+                outcome: e.clone().map_err(|out| out.reason),
+            })
+            .collect();
+        Some(AutoSummary {
+            set: self.set.name,
+            chosen: self.set.members[choice.chosen].name(),
+            entrants,
+        })
+    }
 }
+
+/// One member's selector for one input type, or why it has none.
+type Member = Result<Selector<'static>, String>;
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,8 @@ use origami::model::shapes::parse_shapes;
 use origami::model::{ModelConstants, Problem, Selector, Variant};
 use origami::perf::table::{parse_input, predict_rows, Model};
 use origami::perf::{GpuPerf, L2Mode, Pair};
+use origami::pick::PickRequest;
+use origami::report::selection::CsvWriter;
 use origami::setup::{setup, SetupRequest};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -376,6 +378,42 @@ fn hw_text() -> impl Strategy<Value = String> {
 const FAMILIES: &[&str] = &["triton", "origami", "seed"];
 const DTYPES: &[Dtype] = &[Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
 
+/// Sizes that are multiples of 8 more often than not (TMA's rule for N and K), and the
+/// rest of `dim()`.
+fn aligned_dim() -> impl Strategy<Value = u64> {
+    prop_oneof![2 => (1u64..=4096).prop_map(|x| x * 8), 1 => dim()]
+}
+
+/// The CSV row (fields) of `origami-select M N K --family FAMILY --gpu GPU --top 1
+/// --format csv`, through the library, or the one-line error.
+fn pick_row(
+    family: &str,
+    gpu: &str,
+    dtype: Dtype,
+    [m, n, k]: [u64; 3],
+) -> Result<Vec<String>, String> {
+    let req = PickRequest {
+        sizes: [m, n, k].map(|x| Some(x.to_string())),
+        shapes: None,
+        dtype: dtype.name().into(),
+        gpu: Some(gpu.into()),
+        override_file: None,
+        family: family.into(),
+        model: "origami".into(),
+        no_fitted: false,
+        top: Some(1),
+        all: false,
+        explain: false,
+    };
+    let job = req.prepare(|| None, |_| {}).map_err(|e| e.to_string())?;
+    let (mut out, mut diag) = (Vec::new(), Vec::new());
+    job.write(&mut CsvWriter, &mut out, &mut diag)
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out);
+    let row = text.lines().nth(1).ok_or("no row")?;
+    Ok(row.split(',').map(str::to_string).collect())
+}
+
 fn dim() -> impl Strategy<Value = u64> {
     prop_oneof![
         1u64..=64,
@@ -528,6 +566,53 @@ proptest! {
             Err(e) => {
                 one_line("selector", &e)?;
                 tally("selector_with_random_constants: rejected");
+            }
+        }
+    }
+
+    /// `origami-select --family triton-auto` through the library, on any shape, input type
+    /// and GPU: no panic; its pick is the pick of the family it names, run alone, at the
+    /// same predicted time, and no faster than the other family's pick; when it refuses,
+    /// both families refuse, in one line.
+    #[test]
+    fn triton_auto_picks_one_of_the_two_families_picks(
+        dtype in proptest::sample::select(DTYPES),
+        gpu in proptest::sample::select(&["h100-sxm", "h200", "a100", "b200", "rtx4090"][..]),
+        (m, n, k) in (dim(), aligned_dim(), aligned_dim()),
+    ) {
+        let outcome = within_deadline("triton-auto", move || {
+            ["triton-auto", "triton", "triton-tma"].map(|f| pick_row(f, gpu, dtype, [m, n, k]))
+        })?;
+        let [auto, classic, tma] = outcome;
+        match auto {
+            Ok(row) => {
+                let (fam, cfg, us) = (row[0].clone(), &row[2..11], &row[12]);
+                let (own, other) = match fam.as_str() {
+                    "triton" => (&classic, &tma),
+                    "triton-tma" => (&tma, &classic),
+                    f => return Err(TestCaseError::fail(format!("family {f}"))),
+                };
+                let own = own.as_ref().map_err(|e| TestCaseError::fail(format!("{fam} alone: {e}")))?;
+                // the family's own row: rank, the six launch fields, [switches], cycles, us
+                let switches = fam == "triton-tma";
+                prop_assert_eq!(&own[1..7], &cfg[..6], "{:?} / {:?}", own, row);
+                if switches {
+                    prop_assert_eq!(&own[7..10], &cfg[6..9]);
+                } else {
+                    prop_assert!(cfg[6..9].iter().all(|s| s == "false"), "{:?}", row);
+                }
+                prop_assert_eq!(&own[if switches { 11 } else { 8 }], us);
+                if let Ok(o) = other {
+                    let other_us: f64 = o[if switches { 8 } else { 11 }].parse().unwrap_or(f64::NAN);
+                    let auto_us: f64 = us.parse().unwrap_or(f64::NAN);
+                    prop_assert!(auto_us <= other_us, "{:?} vs {:?}", row, o);
+                }
+                tally(&format!("triton_auto: {fam}"));
+            }
+            Err(e) => {
+                one_line("triton-auto", &e)?;
+                prop_assert!(classic.is_err() && tma.is_err(), "auto refused ({}) but a family ran", e);
+                tally("triton_auto: refused");
             }
         }
     }

@@ -659,3 +659,303 @@ fn a_batch_with_top_writes_n_ranked_rows_per_shape() {
     assert_eq!(text.lines().count(), 1 + 2 * 2, "{text}");
     assert!(text.lines().next().unwrap().contains(" rank "), "{text}");
 }
+
+// ------------------------------------------------- triton-tma's switches, triton-auto
+
+/// stdout of a successful run on the H100 preset (the one Hopper GPU the TMA kernel's
+/// compiled table covers).
+fn h100(args: &[&str]) -> String {
+    let out = cmd()
+        .args(args)
+        .args(["--gpu", "h100-sxm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const SWITCHES: [&str; 3] = ["WARP_SPECIALIZE", "FLATTEN", "EPILOGUE_SUBTILE"];
+
+#[test]
+fn triton_tma_writes_its_switches_in_every_format() {
+    let shape = ["4096", "4096", "4096", "--family", "triton-tma"];
+    let with = |extra: &[&str]| h100(&[&shape[..], extra].concat());
+
+    // csv: the switch columns tell the FLATTEN variant of a config from the plain one
+    let csv = with(&["--format", "csv", "--all"]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[6..10],
+        [
+            "num_stages",
+            "WARP_SPECIALIZE",
+            "FLATTEN",
+            "EPILOGUE_SUBTILE"
+        ]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let keys: std::collections::HashSet<Vec<&str>> =
+        rows.iter().map(|r| r[1..10].to_vec()).collect();
+    assert_eq!(keys.len(), rows.len(), "every row is a different launch");
+    assert!(rows.iter().any(|r| r[8] == "true") && rows.iter().any(|r| r[8] == "false"));
+
+    // text: every row's columns line up with the header, the longest config included
+    let text = with(&["--all"]);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rank"))
+        .take_while(|l| !l.starts_with("rejected"))
+        .collect();
+    let cycles_end = table[0].find("cycles").unwrap() + "cycles".len();
+    assert!(table.len() > 10);
+    for l in &table[1..] {
+        let end = l[..cycles_end].trim_end().len();
+        assert_eq!(end, cycles_end, "'cycles' column misaligned: {l}");
+        assert_eq!(l.as_bytes()[cycles_end], b' ', "{l}");
+    }
+    assert!(table.iter().any(|l| l.contains(",flatten ")), "{text}");
+
+    // json: every config has the three switches
+    let v: serde_json::Value = serde_json::from_str(&with(&["--format", "json"])).unwrap();
+    for c in v["ranked"].as_array().unwrap().iter().chain([&v["pick"]]) {
+        for s in SWITCHES {
+            assert!(c[s].is_boolean(), "{s} in {c}");
+        }
+    }
+    assert_eq!(v["kernel"], "matmul_tma_persistent_kernel");
+
+    // triton: the named launch with the kernel's constexprs and NUM_PROGRAMS = the SMs
+    let t: serde_json::Value = serde_json::from_str(&with(&["--format", "triton"])).unwrap();
+    assert_eq!(t["kernel"], "matmul_tma_persistent_kernel");
+    assert_eq!(t["family"], "triton-tma");
+    assert_eq!(t["grid"], serde_json::json!([132]));
+    let kw = t["kwargs"].as_object().unwrap();
+    assert_eq!(kw.len(), 10, "{kw:?}");
+    assert_eq!(kw["NUM_PROGRAMS"], 132);
+    for s in SWITCHES {
+        assert!(kw[s].is_boolean(), "{s}");
+    }
+    assert_eq!(kw["BLOCK_SIZE_M"], v["pick"]["BLOCK_SIZE_M"]);
+    assert_eq!(kw["FLATTEN"], v["pick"]["FLATTEN"]);
+}
+
+#[test]
+fn the_classic_family_keeps_its_columns() {
+    let csv = h100(&["4096", "4096", "4096", "--format", "csv", "--top", "1"]);
+    assert!(
+        !csv.contains("FLATTEN") && !csv.starts_with("family"),
+        "{csv}"
+    );
+    let t: serde_json::Value =
+        serde_json::from_str(&h100(&["4096", "4096", "4096", "--format", "triton"])).unwrap();
+    assert!(
+        t.get("kernel").is_none() && t.get("FLATTEN").is_none(),
+        "{t}"
+    );
+}
+
+#[test]
+fn triton_auto_names_the_kernel_it_chose() {
+    let auto = ["--family", "triton-auto"];
+    // K = 4095: only the tutorial kernel runs it
+    let t: serde_json::Value = serde_json::from_str(&h100(
+        &[
+            &["4096", "4096", "4095"][..],
+            &auto,
+            &["--format", "triton"],
+        ]
+        .concat(),
+    ))
+    .unwrap();
+    assert_eq!(t["kernel"], "matmul_kernel");
+    assert_eq!(t["family"], "triton");
+    assert_eq!(t["kwargs"].as_object().unwrap().len(), 6, "{t}");
+    // The classic kernel's grid: one program per tile.
+    let tiles = |size: u64, key: &str| size.div_ceil(t["kwargs"][key].as_u64().unwrap());
+    assert_eq!(
+        t["grid"],
+        serde_json::json!([tiles(4096, "BLOCK_SIZE_M") * tiles(4096, "BLOCK_SIZE_N")])
+    );
+
+    let text = h100(&[&["4096", "4096", "4095"][..], &auto].concat());
+    assert!(text.contains("family triton,"), "{text}");
+    assert!(text.contains("triton-auto: triton chosen"), "{text}");
+    assert!(text.contains("triton-tma: not run: K = 4095"), "{text}");
+
+    // an A of 2^31 elements: only the TMA kernel runs it
+    let big = ["65536", "64", "32768"];
+    let t: serde_json::Value =
+        serde_json::from_str(&h100(&[&big[..], &auto, &["--format", "triton"]].concat())).unwrap();
+    assert_eq!(t["kernel"], "matmul_tma_persistent_kernel");
+    assert_eq!(t["kwargs"]["NUM_PROGRAMS"], 132);
+    let v: serde_json::Value =
+        serde_json::from_str(&h100(&[&big[..], &auto, &["--format", "json"]].concat())).unwrap();
+    assert_eq!(v["family"], "triton-tma");
+    assert_eq!(v["auto"]["chosen"], "triton-tma");
+    let entrants = v["auto"]["entrants"].as_array().unwrap();
+    assert_eq!(entrants[0]["family"], "triton");
+    assert!(entrants[0]["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("32-bit offsets"));
+    assert_eq!(entrants[1]["pick"], v["pick"]);
+    let csv = h100(&[&big[..], &auto, &["--format", "csv", "--top", "2"]].concat());
+    assert!(csv.starts_with("family,rank,BLOCK_SIZE_M,"), "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with("triton-tma,")),
+        "{csv}"
+    );
+    let walk = h100(&[&big[..], &auto, &["--explain"]].concat());
+    assert!(walk.contains("== Kernel choice (triton-auto)"), "{walk}");
+
+    // aligned: both run; the pick is the faster of the two families' picks
+    let v: serde_json::Value = serde_json::from_str(&h100(
+        &[&["4096", "4096", "4096"][..], &auto, &["--format", "json"]].concat(),
+    ))
+    .unwrap();
+    let times: Vec<f64> = v["auto"]["entrants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["pick"]["predicted_us"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times.len(), 2);
+    let best = times[0].min(times[1]);
+    assert_eq!(v["pick"]["predicted_us"].as_f64().unwrap(), best);
+    for (fam, fmt) in [("triton", "text"), ("triton-tma", "text")] {
+        let alone = h100(&["4096", "4096", "4096", "--family", fam, "--format", fmt]);
+        assert!(alone.contains("pick: "), "{alone}");
+    }
+}
+
+#[test]
+fn triton_auto_batches_carry_the_family() {
+    let f = tmpfile(
+        "auto.csv",
+        "M,N,K,dtype\n4096,4096,4096,fp16\n4096,4096,4095,\n65536,64,32768,bf16\n64,64,64,fp32\n",
+    );
+    let f = f.to_str().unwrap();
+    let run =
+        |extra: &[&str]| h100(&[&["--shapes", f, "--family", "triton-auto"][..], extra].concat());
+    let csv = run(&["--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("M,N,K,dtype,family,BLOCK_SIZE_M,"),
+        "{csv}"
+    );
+    assert!(lines[0].contains(",num_stages,WARP_SPECIALIZE,FLATTEN,EPILOGUE_SUBTILE,"));
+    assert!(lines[2].starts_with("4096,4096,4095,fp16,triton,"), "{csv}");
+    assert!(
+        lines[3].starts_with("65536,64,32768,bf16,triton-tma,"),
+        "{csv}"
+    );
+    assert!(lines[4].starts_with("64,64,64,fp32,triton,"), "{csv}");
+    let ranked = run(&["--format", "csv", "--top", "2"]);
+    assert_eq!(ranked.lines().count(), 1 + 4 * 2);
+    assert!(ranked.starts_with("M,N,K,dtype,family,rank,"), "{ranked}");
+
+    let json: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    let fams: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(fams[1..], ["triton", "triton-tma", "triton"]);
+
+    let launches = run(&["--format", "triton"]);
+    let kernels: Vec<String> = launches
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kernel"].to_string())
+        .collect();
+    assert_eq!(kernels.len(), 4);
+    assert_eq!(kernels[2], "\"matmul_tma_persistent_kernel\"");
+
+    // text: the family column and the config column line up with the header
+    let text = run(&["--top", "2"]);
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let col = |name: &str| header.find(name).unwrap();
+    for l in lines {
+        assert_ne!(l.as_bytes()[col("family")], b' ', "{header}\n{l}");
+        assert_ne!(l.as_bytes()[col("config")], b' ', "{header}\n{l}");
+        assert_eq!(l.as_bytes()[col("config") - 1], b' ', "{header}\n{l}");
+    }
+}
+
+#[test]
+fn triton_auto_refuses_in_one_line() {
+    let auto = ["--family", "triton-auto", "--gpu", "h100-sxm"];
+    one_line_usage_error(
+        &[&["4096", "4096", "4096", "--all"][..], &auto].concat(),
+        &[
+            "--all lists every candidate of one family",
+            "triton and triton-tma",
+        ],
+    );
+    // neither kernel: A too large for the tutorial kernel, K unaligned for TMA
+    one_line_usage_error(
+        &[&["65536", "64", "32769"][..], &auto].concat(),
+        &[
+            "--family triton-auto: triton: M x K",
+            "; triton-tma: K = 32769",
+        ],
+    );
+    let f = tmpfile("auto-bad.csv", "M,N,K\n64,64,64\n65536,64,32769\n");
+    one_line_usage_error(
+        &[&["--shapes", f.to_str().unwrap()][..], &auto].concat(),
+        &["line 3: --family triton-auto: triton: "],
+    );
+    one_line_usage_error(
+        &["64", "64", "64", "--family", "nope"],
+        &["known: triton, triton-tma, origami, seed, triton-auto"],
+    );
+}
+
+#[test]
+fn triton_auto_off_hopper_and_its_description() {
+    // no TMA kernel on an A100: the tutorial kernel is chosen, the text says why
+    let out = cmd()
+        .args([
+            "4096",
+            "4096",
+            "4096",
+            "--family",
+            "triton-auto",
+            "--gpu",
+            "a100",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("triton-tma: not run: no feasible config"),
+        "{text}"
+    );
+
+    let v: serde_json::Value = serde_json::from_str(&h100(&[
+        "--describe",
+        "--family",
+        "triton-auto",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(v["family"], "triton-auto");
+    let members: Vec<&str> = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["triton", "triton-tma"]);
+    let text = h100(&["--describe", "--family", "triton-auto"]);
+    assert!(text.contains("family triton,") && text.contains("family triton-tma,"));
+    let help = String::from_utf8(cmd().arg("--help").output().unwrap().stdout).unwrap();
+    for word in ["triton-auto", "triton-tma", "WARP_SPECIALIZE", "kwargs"] {
+        assert!(help.contains(word), "{word} not in --help");
+    }
+}

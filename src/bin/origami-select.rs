@@ -18,6 +18,7 @@ const EXAMPLES: &str = "Examples:
   origami-select 8192 8192 8192 --gpu h100-sxm --explain
   origami-select --shapes data/seed_shapes.csv --format csv
   origami-select --shapes data/llm_shapes.csv --top 3 --format json
+  origami-select 4096 4096 4095 --family triton-auto --gpu h100-sxm --format triton
   TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton
   origami-select --describe --gpu h200 --family origami --format json";
 
@@ -61,9 +62,12 @@ struct Args {
     /// b200); ignored, with a line on stderr, when TRITONBLAS_HW_PARAMS is a full calibration.
     #[arg(long)]
     gpu: Option<String>,
-    /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul), origami
-    /// (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16), seed (the NVIDIA port
-    /// report's config space).
+    /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul),
+    /// triton-tma (Triton's persistent tensor-descriptor matmul; Hopper, fp16/bf16, N and K
+    /// multiples of 8), origami (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16),
+    /// seed (the NVIDIA port report's config space); or triton-auto: per shape, whichever of
+    /// triton and triton-tma can run it with the lower predicted time (the output names the
+    /// family; --all is refused: name one family).
     #[arg(long, default_value = "triton")]
     family: String,
     /// Leave out the constants fitted for the family on this architecture (embedded from
@@ -88,7 +92,10 @@ struct Args {
     #[arg(long)]
     explain: bool,
     /// Output format: text for people, json or csv for programs, triton (the pick's
-    /// launch keyword arguments, one line per shape).
+    /// launch, one line per shape: the keyword arguments of the tutorial kernel; with
+    /// triton-tma or triton-auto, {"kernel", "family", "grid", "kwargs"}, for
+    /// kernel[grid](..., **kwargs)). triton-tma's configs carry WARP_SPECIALIZE, FLATTEN
+    /// and EPILOGUE_SUBTILE in every format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
     /// Batch mode: a CSV with columns M,N,K and an optional dtype; one output row per shape
@@ -98,7 +105,8 @@ struct Args {
     shapes: Option<PathBuf>,
     /// Print what the model would use, with no shape: the GPU description, the hardware
     /// parameters and every model constant (group, unit, default, range, value in force and
-    /// its tier). Text or json.
+    /// its tier). Text or json. With triton-auto, each member family in turn (json: an
+    /// object with the set's name and a "members" array).
     #[arg(long, conflicts_with_all = ["m", "shapes", "all", "explain"])]
     describe: bool,
 }
@@ -151,8 +159,9 @@ fn run(args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `--describe`: the setup of the model, no shape.
+/// `--describe`: the setup of the model, no shape; of each member of a family set.
 fn describe(args: &Args) -> Result<(), Failure> {
+    use origami::model::FamilySet;
     use origami::report::describe::{describe_json, describe_text, Description};
     use origami::setup::{setup_announcing, SetupRequest};
     use std::io::Write;
@@ -161,19 +170,39 @@ fn describe(args: &Args) -> Result<(), Failure> {
     } else {
         None
     };
-    let req = SetupRequest::from_env(
-        device,
-        args.gpu.clone(),
-        &args.family,
-        &args.model,
-        args.no_fitted,
-    );
-    let s = setup_announcing(&req, |notice| eprintln!("origami-select: {notice}"))?;
-    let d = Description::of(&s);
-    let text = match args.format {
-        Format::Text => describe_text(&d),
-        Format::Json => format!("{:#}\n", describe_json(&d)),
-        Format::Csv | Format::Triton => {
+    let Some(set) = FamilySet::named(&args.family) else {
+        return Err(origami::pick::PickError::UnknownFamily(args.family.clone()).into());
+    };
+    let mut described = Vec::with_capacity(set.members.len());
+    for (i, f) in set.members.iter().enumerate() {
+        let req = SetupRequest::from_env(
+            device.clone(),
+            args.gpu.clone(),
+            f.name(),
+            &args.model,
+            args.no_fitted,
+        );
+        let s = setup_announcing(&req, |notice| {
+            if i == 0 {
+                eprintln!("origami-select: {notice}")
+            }
+        })?;
+        described.push(Description::of(&s));
+    }
+    let text = match (args.format, set.is_choice()) {
+        (Format::Text, false) => describe_text(&described[0]),
+        (Format::Json, false) => format!("{:#}\n", describe_json(&described[0])),
+        (Format::Text, true) => described
+            .iter()
+            .map(describe_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        (Format::Json, true) => {
+            let members: Vec<_> = described.iter().map(describe_json).collect();
+            let v = serde_json::json!({"family": set.name, "members": members});
+            format!("{v:#}\n")
+        }
+        (Format::Csv | Format::Triton, _) => {
             return Err(Failure::bad("--describe: prints text or json"))
         }
     };

@@ -5,6 +5,7 @@
 //! model of one launch (occupancy, pipeline, warps), and the two-phase selection.
 
 pub mod family;
+pub mod family_set;
 pub mod group;
 pub mod inputs;
 pub mod l2;
@@ -18,6 +19,7 @@ pub mod throughput;
 pub use crate::constants::ModelConstants;
 pub use crate::constants::{Phase2Tie, Scoring};
 pub use family::{family, KernelFamily, FAMILY_NAMES};
+pub use family_set::FamilySet;
 pub use inputs::{ModelInputs, Variant};
 pub use latency::{predict, Breakdown};
 pub use problem::{Config, Problem, Switches};

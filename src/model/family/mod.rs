@@ -149,6 +149,16 @@ pub trait KernelFamily: Sync {
     fn switch_settings(&self) -> Vec<Switches> {
         vec![Switches::NONE]
     }
+    /// Whether the kernel takes the compile-time switches (some setting of its space sets
+    /// one): its configs are written with them (`--format csv`, `json`, `triton`).
+    fn takes_switches(&self) -> bool {
+        self.switch_settings().iter().any(Switches::any)
+    }
+    /// The name of the Triton kernel function a config of the family launches, for a
+    /// family that is a Triton kernel (`--format triton` names it).
+    fn triton_kernel(&self) -> Option<&'static str> {
+        None
+    }
     /// Shared memory a config needs, bytes.
     fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64;
     /// Shared memory the compiler gave a config on this GPU, when a table knows it (it then

@@ -58,6 +58,10 @@ impl KernelFamily for TritonFamily {
     fn name(&self) -> &'static str {
         NAME
     }
+    /// `matmul_kernel` (the tutorial kernel of scripts/triton_sweep.py).
+    fn triton_kernel(&self) -> Option<&'static str> {
+        Some("matmul_kernel")
+    }
     fn problem_violation(&self, p: &Problem) -> Option<String> {
         problem_violation(p)
     }

@@ -52,7 +52,7 @@ pub fn problem_violation(p: &Problem) -> Option<String> {
     for (what, v, rows) in [("K", p.k, "A's and B's"), ("N", p.n, "C's")] {
         if v % per_row != 0 {
             return Some(format!(
-                "{what} = {v} is not a multiple of {per_row}: TMA needs {rows} row strides in multiples of {TMA_STRIDE_ALIGN_BYTES} bytes (the triton family can run it)"
+                "{what} = {v} is not a multiple of {per_row}: TMA needs {rows} row strides in multiples of {TMA_STRIDE_ALIGN_BYTES} bytes (the triton family has no such rule)"
             ));
         }
     }
@@ -62,6 +62,10 @@ pub fn problem_violation(p: &Problem) -> Option<String> {
 impl KernelFamily for TritonTmaFamily {
     fn name(&self) -> &'static str {
         NAME
+    }
+    /// `matmul_tma_persistent_kernel` (python/origami/kernels/triton_tma.py).
+    fn triton_kernel(&self) -> Option<&'static str> {
+        Some("matmul_tma_persistent_kernel")
     }
     fn problem_violation(&self, p: &Problem) -> Option<String> {
         problem_violation(p)

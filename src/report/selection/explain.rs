@@ -243,13 +243,51 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
     let _ = writeln!(o, "\n== Pick ==");
     let _ = writeln!(
         o,
-        "  BLOCK_M={}, BLOCK_N={}, BLOCK_K={}, GROUP_SIZE_M={}, num_warps={}, num_stages={}",
-        pick.block_m, pick.block_n, pick.block_k, pick.group_m, pick.num_warps, pick.num_stages
+        "  BLOCK_M={}, BLOCK_N={}, BLOCK_K={}, GROUP_SIZE_M={}, num_warps={}, num_stages={}{}",
+        pick.block_m,
+        pick.block_n,
+        pick.block_k,
+        pick.group_m,
+        pick.num_warps,
+        pick.num_stages,
+        switch_words(pick)
     );
     let _ = writeln!(
         o,
         "  predicted {:.0} cycles = {:.2} us",
         sel.pick.latency_cycles, sel.pick.latency_us
     );
+    o
+}
+
+/// The pick's switches that are on, as ", flatten, epilogue_subtile" (nothing when none).
+fn switch_words(c: &Config) -> String {
+    c.switches.to_string().replace(',', ", ")
+}
+
+/// The account of a family set's choice (`triton-auto`), after the chosen family's
+/// walk-through: every member with its pick and predicted time, or why it did not run.
+pub fn choice_section(a: &super::AutoSummary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n== Kernel choice ({}): the lowest predicted time among the kernels that can run the shape ==",
+        a.set
+    );
+    for e in &a.entrants {
+        let mark = if e.family == a.chosen { "  <-" } else { "" };
+        let _ = match &e.outcome {
+            Ok(r) => writeln!(
+                o,
+                "  {:<10} pick {}  predicted {:.0} cycles = {:.2} us ({} scoring){mark}",
+                e.family,
+                r.config,
+                r.latency_cycles,
+                r.latency_us,
+                e.scoring.map_or("-", |s| s.name())
+            ),
+            Err(why) => writeln!(o, "  {:<10} not run: {why}", e.family),
+        };
+    }
     o
 }

@@ -1,14 +1,18 @@
 //! `--format json`: the whole report of one shape as one object; a batch as one array of
 //! `{problem, pick}` objects (`{problem, rank, config}` with `--top`), streamed: each
 //! element is written as its shape is selected, laid out as `serde_json`'s pretty printer
-//! lays out the whole array, so memory does not grow with the batch.
+//! lays out the whole array, so memory does not grow with the batch. A family whose
+//! kernel takes compile-time switches (`triton-tma`) gives every config its
+//! WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE; `triton-auto` adds the family of each
+//! batch row, and to a shape's object the choice (`"auto"`: every member's pick or why it
+//! took no part).
 
 use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-use super::triton::launch_json;
-use super::{BatchRow, SelectionReport, SelectionWriter, TieredValue};
+use super::triton::{launch_json, switch_fields};
+use super::{AutoSummary, BatchRow, Columns, SelectionReport, SelectionWriter, TieredValue};
 use crate::model::select::Ranked;
 use crate::model::Problem;
 
@@ -23,10 +27,14 @@ fn problem_json(p: &Problem) -> Value {
     json!({"M": p.m, "N": p.n, "K": p.k, "dtype": p.dtype.name()})
 }
 
-/// One config with its prediction (and its rejection reason, if any).
-pub fn ranked_json(r: &Ranked) -> Value {
+/// One config with its prediction (and its rejection reason, if any); its switches as
+/// fields with `columns.switches`.
+pub fn ranked_json(r: &Ranked, columns: Columns) -> Value {
     let mut v = launch_json(&r.config);
     let o = v.as_object_mut().expect("object");
+    if columns.switches {
+        switch_fields(o, &r.config);
+    }
     o.insert("predicted_cycles".into(), json!(r.latency_cycles));
     o.insert("predicted_us".into(), json!(r.latency_us));
     o.insert("smem_bytes".into(), json!(r.smem_bytes));
@@ -51,6 +59,23 @@ fn tiered_json(values: &[TieredValue]) -> Value {
     Value::Object(m)
 }
 
+/// A set's choice: the set, the family chosen, every member's pick or reason.
+fn auto_json(a: &AutoSummary, columns: Columns) -> Value {
+    let entrants: Vec<Value> = a
+        .entrants
+        .iter()
+        .map(|e| match &e.outcome {
+            Ok(r) => json!({
+                "family": e.family,
+                "scoring": e.scoring.map(|s| s.name()),
+                "pick": ranked_json(r, columns),
+            }),
+            Err(why) => json!({"family": e.family, "not_run": why}),
+        })
+        .collect();
+    json!({"set": a.set, "chosen": a.chosen, "entrants": entrants})
+}
+
 /// The JSON object of one shape's report.
 pub fn report_json(r: &SelectionReport) -> Value {
     let mut v = json!({
@@ -59,30 +84,46 @@ pub fn report_json(r: &SelectionReport) -> Value {
         "family": r.family,
         "model": r.model,
         "scoring": r.scoring.name(),
-        "pick": ranked_json(&r.pick),
+        "pick": ranked_json(&r.pick, r.columns),
         "params": tiered_json(&r.params),
         "constants": tiered_json(&r.constants),
         "phase1_group_m": r.phase1_group_m,
         "phase2": r.phase2,
-        "ranked": r.ranked.iter().map(ranked_json).collect::<Vec<_>>(),
+        "ranked": r.ranked.iter().map(|x| ranked_json(x, r.columns)).collect::<Vec<_>>(),
         "feasible_configs": r.feasible_configs,
     });
     if let Some(rejected) = &r.rejected {
-        v["rejected"] = rejected.iter().map(ranked_json).collect::<Vec<_>>().into();
+        v["rejected"] = rejected
+            .iter()
+            .map(|x| ranked_json(x, r.columns))
+            .collect::<Vec<_>>()
+            .into();
+    }
+    if let Some(a) = &r.auto {
+        v["auto"] = auto_json(a, r.columns);
+    }
+    if r.columns.named_launch {
+        v["kernel"] = json!(r.kernel.triton_kernel);
     }
     v
 }
 
 /// The JSON object of one batch row: the pick, or the config at its rank.
+/// With a family set (`triton-auto`), the row names its family.
 pub fn batch_row_json(row: &BatchRow) -> Value {
-    match row.rank {
-        None => json!({"problem": problem_json(&row.problem), "pick": ranked_json(&row.pick)}),
+    let config = ranked_json(&row.pick, row.columns);
+    let mut v = match row.rank {
+        None => json!({"problem": problem_json(&row.problem), "pick": config}),
         Some(rank) => json!({
             "problem": problem_json(&row.problem),
             "rank": rank,
-            "config": ranked_json(&row.pick),
+            "config": config,
         }),
+    };
+    if row.columns.family {
+        v["family"] = json!(row.kernel.family);
     }
+    v
 }
 
 /// One element of a pretty-printed array: `v` pretty-printed, every line indented by the
@@ -106,7 +147,12 @@ fn write_pretty(out: &mut dyn Write, v: &Value) -> io::Result<()> {
 }
 
 impl SelectionWriter for JsonWriter {
-    fn begin_batch(&mut self, _out: &mut dyn Write, _ranked: bool) -> io::Result<()> {
+    fn begin_batch(
+        &mut self,
+        _out: &mut dyn Write,
+        _ranked: bool,
+        _columns: Columns,
+    ) -> io::Result<()> {
         self.rows = 0;
         Ok(())
     }

@@ -15,8 +15,8 @@ use crate::hw::resolve::{Resolved, Tier};
 use crate::hw::schema::PARAM_NAMES;
 use crate::model::group::GroupCost;
 use crate::model::select::{Ranked, Selection, Selector};
-use crate::model::Problem;
 pub use crate::model::Scoring;
+use crate::model::{Config, FamilySet, Problem};
 
 pub use self::csv::CsvWriter;
 pub use self::json::JsonWriter;
@@ -60,10 +60,122 @@ pub struct TieredValue {
     pub tier: Tier,
 }
 
+/// The columns and fields the writers add for the `--family` asked. Every family without
+/// compile-time switches, asked alone, has none of them: its output is as it always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns {
+    /// A family column: the set chooses among families (`triton-auto`).
+    pub family: bool,
+    /// WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE: some member takes compile-time
+    /// switches (`triton-tma`).
+    pub switches: bool,
+    /// `--format triton` writes `{"kernel", "family", "grid", "kwargs"}` rather than the
+    /// bare keyword arguments: the kernel is not the tutorial one, or is chosen per shape.
+    pub named_launch: bool,
+    /// Width of the text tables' config column: the longest config text of the members'
+    /// spaces, at least 22.
+    pub config_width: usize,
+}
+
+impl Columns {
+    /// One family without switches.
+    pub const PLAIN: Columns = Columns {
+        family: false,
+        switches: false,
+        named_launch: false,
+        config_width: 22,
+    };
+
+    /// The columns of a family or set.
+    pub fn of(set: &FamilySet) -> Columns {
+        let switches = set.members.iter().any(|f| f.takes_switches());
+        // GROUP_SIZE_M has at most two digits (phase 2's largest is 16; phase 1's default,
+        // ceil(sqrt(SMs)), is below 100 for any GPU with fewer than 9802 SMs).
+        let config_width = set
+            .members
+            .iter()
+            .flat_map(|f| f.configs())
+            .map(|c| Config { group_m: 16, ..c }.to_string().len())
+            .fold(Columns::PLAIN.config_width, usize::max);
+        Columns {
+            family: set.is_choice(),
+            switches,
+            named_launch: switches || set.is_choice(),
+            config_width,
+        }
+    }
+}
+
+/// A config to ask a family what does not depend on the config.
+const ANY_CONFIG: Config = Config {
+    block_m: 64,
+    block_n: 64,
+    block_k: 64,
+    group_m: 1,
+    num_warps: 4,
+    num_stages: 3,
+    switches: crate::model::Switches::NONE,
+};
+
+/// The kernel a config is for: what `--format triton` needs to write its launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The family's command-line name.
+    pub family: &'static str,
+    /// The Triton kernel function, for a family that is a Triton kernel.
+    pub triton_kernel: Option<&'static str>,
+    /// The kernel takes WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE.
+    pub switches: bool,
+    /// One program per SM walks the tiles: the launch takes NUM_PROGRAMS.
+    pub persistent: bool,
+    /// The GPU's SM count (NUM_PROGRAMS of a persistent kernel).
+    pub sm_count: u32,
+}
+
+impl KernelInfo {
+    /// The kernel of a selector's family on its GPU.
+    pub fn of(s: &Selector<'_>) -> KernelInfo {
+        let f = s.family;
+        KernelInfo {
+            family: f.name(),
+            triton_kernel: f.triton_kernel(),
+            switches: f.takes_switches(),
+            // Whether the kernel loops over tiles does not depend on the config.
+            persistent: f.persistent_loop(&ANY_CONFIG).is_some(),
+            sm_count: s.gpu.sm_count,
+        }
+    }
+}
+
+/// One member's part in a `triton-auto` choice, as the writers report it.
+#[derive(Debug, Clone)]
+pub struct Entrant {
+    pub family: &'static str,
+    /// How the member's configs were scored (latency or throughput model), when it ran.
+    pub scoring: Option<Scoring>,
+    /// The member's pick, or why it takes no part in the shape.
+    pub outcome: Result<Ranked, String>,
+}
+
+/// The choice of a family set for one shape: which member won, and every member's pick
+/// or reason.
+#[derive(Debug, Clone)]
+pub struct AutoSummary {
+    pub set: &'static str,
+    pub chosen: &'static str,
+    pub entrants: Vec<Entrant>,
+}
+
 /// The selection of one shape, with everything any format prints about it.
 #[derive(Debug, Clone)]
 pub struct SelectionReport {
     pub problem: Problem,
+    /// The kernel of the pick.
+    pub kernel: KernelInfo,
+    /// The columns of the `--family` asked.
+    pub columns: Columns,
+    /// How the family was chosen, when a set was asked (`triton-auto`).
+    pub auto: Option<AutoSummary>,
     pub gpu: GpuSummary,
     pub family: &'static str,
     pub model: &'static str,
@@ -97,6 +209,9 @@ impl SelectionReport {
         let ranked = s.ranked(&sel, listing.limit());
         SelectionReport {
             problem: sel.problem,
+            kernel: KernelInfo::of(s),
+            columns: Columns::PLAIN,
+            auto: None,
             gpu: GpuSummary {
                 name: s.gpu.name.clone(),
                 source: res.gpu_source.clone(),
@@ -116,6 +231,19 @@ impl SelectionReport {
             rejected: listing.all.then_some(sel.rejected),
             walkthrough,
         }
+    }
+}
+
+impl SelectionReport {
+    /// The report as part of the `--family` asked: its columns, and the set's choice (whose
+    /// account joins the walk-through, when there is one).
+    pub fn in_set(mut self, columns: Columns, auto: Option<AutoSummary>) -> SelectionReport {
+        if let (Some(w), Some(a)) = (self.walkthrough.as_mut(), auto.as_ref()) {
+            w.push_str(&explain::choice_section(a));
+        }
+        self.columns = columns;
+        self.auto = auto;
+        self
     }
 }
 
@@ -160,14 +288,21 @@ pub struct BatchRow {
     /// The place in the ranking (from 1) of a `--top` row; `None` for the pick.
     pub rank: Option<usize>,
     pub pick: Ranked,
+    /// The kernel the config is for.
+    pub kernel: KernelInfo,
+    /// The columns of the `--family` asked.
+    pub columns: Columns,
 }
 
-impl From<Selection> for BatchRow {
-    fn from(sel: Selection) -> BatchRow {
+impl BatchRow {
+    /// The pick of a selection, as one row.
+    pub fn pick(sel: Selection, kernel: KernelInfo, columns: Columns) -> BatchRow {
         BatchRow {
             problem: sel.problem,
             rank: None,
             pick: sel.pick,
+            kernel,
+            columns,
         }
     }
 }
@@ -177,8 +312,13 @@ impl From<Selection> for BatchRow {
 /// `single`. No writer keeps a batch's rows: memory does not grow with the batch.
 pub trait SelectionWriter {
     /// Before the first row of a batch (a header, where the format has one); `ranked`
-    /// when the rows carry a rank (`--top`).
-    fn begin_batch(&mut self, _out: &mut dyn Write, _ranked: bool) -> io::Result<()> {
+    /// when the rows carry a rank (`--top`); `columns` those of the `--family` asked.
+    fn begin_batch(
+        &mut self,
+        _out: &mut dyn Write,
+        _ranked: bool,
+        _columns: Columns,
+    ) -> io::Result<()> {
         Ok(())
     }
 
@@ -244,6 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn columns_follow_the_family_set() {
+        let of = |name: &str| Columns::of(&FamilySet::named(name).unwrap());
+        for plain in ["triton", "origami", "seed"] {
+            assert_eq!(of(plain), Columns::PLAIN, "{plain}");
+        }
+        let tma = of("triton-tma");
+        assert!(tma.switches && tma.named_launch && !tma.family);
+        // "256x256x128,g16,w8,s5,flatten"
+        assert_eq!(tma.config_width, 29);
+        let auto = of("triton-auto");
+        assert_eq!(
+            auto,
+            Columns {
+                family: true,
+                ..tma
+            }
+        );
+    }
+
+    #[test]
     fn single_shape_in_every_format() {
         let r = report(Listing { top: 3, all: false }, false);
         assert_eq!(r.ranked.len(), 3);
@@ -302,10 +462,12 @@ mod tests {
             problem: r.problem,
             rank: None,
             pick: r.pick.clone(),
+            kernel: r.kernel,
+            columns: r.columns,
         };
         let run = |w: &mut dyn SelectionWriter| {
             let mut out = Vec::new();
-            w.begin_batch(&mut out, false).unwrap();
+            w.begin_batch(&mut out, false, Columns::PLAIN).unwrap();
             w.batch_row(&mut out, &row).unwrap();
             let after_row = out.len();
             w.batch_row(&mut out, &row).unwrap();
@@ -335,7 +497,7 @@ mod tests {
         assert_eq!(json, format!("{whole}\n"));
         let mut empty = Vec::new();
         let mut w = JsonWriter::default();
-        w.begin_batch(&mut empty, false).unwrap();
+        w.begin_batch(&mut empty, false, Columns::PLAIN).unwrap();
         w.end_batch(&mut empty).unwrap();
         assert_eq!(empty, b"[]\n");
     }
@@ -347,6 +509,8 @@ mod tests {
             problem: r.problem,
             rank: Some(2),
             pick: r.ranked[1].clone(),
+            kernel: r.kernel,
+            columns: r.columns,
         };
         let csv = csv::batch_row_csv(&row);
         assert!(csv.starts_with("4096,4096,4096,fp16,2,"), "{csv}");
@@ -358,12 +522,14 @@ mod tests {
         let fields: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(fields[4], "2", "{line}");
         assert_eq!(
-            text::ranked_batch_header().split_whitespace().nth(4),
+            text::ranked_batch_header(Columns::PLAIN)
+                .split_whitespace()
+                .nth(4),
             Some("rank")
         );
         let v = json::batch_row_json(&row);
         assert_eq!(v["rank"], 2);
-        assert_eq!(v["config"], json::ranked_json(&r.ranked[1]));
+        assert_eq!(v["config"], json::ranked_json(&r.ranked[1], Columns::PLAIN));
         assert!(v.get("pick").is_none());
         assert!(!TritonWriter.ranks_batches() && CsvWriter.ranks_batches());
     }

@@ -1,38 +1,75 @@
 //! `--format text`: one shape as a headed table of its ranked configs, after the
 //! `--explain` walk-through when asked; a batch as one aligned line per shape (N ranked
-//! lines with `--top N`).
+//! lines with `--top N`). The config column is as wide as the longest config of the
+//! family's space (22 characters for the families without switches, as before); a family
+//! set (`triton-auto`) adds a family column to a batch, and to a shape's report the
+//! family chosen and every member's pick or reason.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::{BatchRow, SelectionReport, SelectionWriter};
+use super::{AutoSummary, BatchRow, Columns, SelectionReport, SelectionWriter};
 
 /// Writes text for people.
 #[derive(Debug, Default)]
 pub struct TextWriter;
 
+/// Width of the family column of a set's batch ("triton-tma").
+const FAMILY_WIDTH: usize = 10;
+
+/// The family column's header, or nothing for a single family.
+fn family_head(columns: Columns) -> String {
+    if columns.family {
+        format!(" {:<FAMILY_WIDTH$}", "family")
+    } else {
+        String::new()
+    }
+}
+
 /// The header line of a batch.
-pub fn batch_header() -> String {
+pub fn batch_header(columns: Columns) -> String {
+    let w = columns.config_width;
     format!(
-        "{:>8} {:>8} {:>8} {:>5}  {:<22} {:>12}",
-        "M", "N", "K", "dtype", "pick", "predicted_us"
+        "{:>8} {:>8} {:>8} {:>5}{}  {:<w$} {:>12}",
+        "M",
+        "N",
+        "K",
+        "dtype",
+        family_head(columns),
+        "pick",
+        "predicted_us"
     )
 }
 
 /// The header line of a ranked batch (`--top N`): a rank column, the config at that rank.
-pub fn ranked_batch_header() -> String {
+pub fn ranked_batch_header(columns: Columns) -> String {
+    let w = columns.config_width;
     format!(
-        "{:>8} {:>8} {:>8} {:>5} {:>4}  {:<22} {:>12}",
-        "M", "N", "K", "dtype", "rank", "config", "predicted_us"
+        "{:>8} {:>8} {:>8} {:>5}{} {:>4}  {:<w$} {:>12}",
+        "M",
+        "N",
+        "K",
+        "dtype",
+        family_head(columns),
+        "rank",
+        "config",
+        "predicted_us"
     )
 }
 
-/// One batch line (with its rank after the dtype when it has one).
+/// One batch line (with its family after the dtype for a set, and its rank when it has
+/// one).
 pub fn batch_line(row: &BatchRow) -> String {
     let p = &row.problem;
+    let w = row.columns.config_width;
+    let family = if row.columns.family {
+        format!(" {:<FAMILY_WIDTH$}", row.kernel.family)
+    } else {
+        String::new()
+    };
     let rank = row.rank.map(|x| format!(" {x:>4}")).unwrap_or_default();
     format!(
-        "{:>8} {:>8} {:>8} {:>5}{rank}  {:<22} {:>12.2}",
+        "{:>8} {:>8} {:>8} {:>5}{family}{rank}  {:<w$} {:>12.2}",
         p.m,
         p.n,
         p.k,
@@ -40,6 +77,32 @@ pub fn batch_line(row: &BatchRow) -> String {
         row.pick.config.to_string(),
         row.pick.latency_us
     )
+}
+
+/// The lines of a set's choice: the family chosen, then each other member's pick (with its
+/// time relative to the chosen one's) or why it took no part.
+pub fn choice_lines(a: &AutoSummary, chosen_us: f64) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{}: {} chosen (the lower predicted time among the kernels that can run the shape)",
+        a.set, a.chosen
+    );
+    for e in a.entrants.iter().filter(|e| e.family != a.chosen) {
+        let _ = match &e.outcome {
+            Ok(r) => writeln!(
+                o,
+                "  {}: pick {}  predicted {:.2} us ({:.2}x, {} scoring)",
+                e.family,
+                r.config,
+                r.latency_us,
+                r.latency_us / chosen_us,
+                e.scoring.map_or("-", |s| s.name())
+            ),
+            Err(why) => writeln!(o, "  {}: not run: {why}", e.family),
+        };
+    }
+    o
 }
 
 /// The table of one shape: problem and setting, the pick, the ranked configs, and the
@@ -66,15 +129,24 @@ pub fn report_text(r: &SelectionReport) -> String {
         "pick: {}  predicted {:.0} cycles = {:.2} us ({} feasible configs)",
         pick.config, pick.latency_cycles, pick.latency_us, r.feasible_configs
     );
+    if let Some(a) = &r.auto {
+        o.push_str(&choice_lines(a, pick.latency_us));
+    }
+    let w = r
+        .ranked
+        .iter()
+        .chain(r.rejected.iter().flatten())
+        .map(|c| c.config.to_string().len())
+        .fold(r.columns.config_width, usize::max);
     let _ = writeln!(
         o,
-        "{:>4}  {:<22} {:>14} {:>10} {:>8} {:>5}",
+        "{:>4}  {:<w$} {:>14} {:>10} {:>8} {:>5}",
         "rank", "config", "cycles", "us", "smem", "regs"
     );
     for (i, c) in r.ranked.iter().enumerate() {
         let _ = writeln!(
             o,
-            "{:>4}  {:<22} {:>14.0} {:>10.2} {:>8} {:>5}",
+            "{:>4}  {:<w$} {:>14.0} {:>10.2} {:>8} {:>5}",
             i + 1,
             c.config.to_string(),
             c.latency_cycles,
@@ -90,7 +162,7 @@ pub fn report_text(r: &SelectionReport) -> String {
         for c in rejected {
             let _ = writeln!(
                 o,
-                "   -  {:<22} {:>14.0} {:>10.2}  {}",
+                "   -  {:<w$} {:>14.0} {:>10.2}  {}",
                 c.config.to_string(),
                 c.latency_cycles,
                 c.latency_us,
@@ -102,11 +174,16 @@ pub fn report_text(r: &SelectionReport) -> String {
 }
 
 impl SelectionWriter for TextWriter {
-    fn begin_batch(&mut self, out: &mut dyn Write, ranked: bool) -> io::Result<()> {
+    fn begin_batch(
+        &mut self,
+        out: &mut dyn Write,
+        ranked: bool,
+        columns: Columns,
+    ) -> io::Result<()> {
         if ranked {
-            writeln!(out, "{}", ranked_batch_header())
+            writeln!(out, "{}", ranked_batch_header(columns))
         } else {
-            writeln!(out, "{}", batch_header())
+            writeln!(out, "{}", batch_header(columns))
         }
     }
 
