@@ -418,7 +418,7 @@ mod tests {
         let p = Problem::new(64, 64, 63, Dtype::Fp16).unwrap();
         assert_eq!(
             set.violation(&p),
-            crate::model::family::triton_tma::problem_violation(&p)
+            crate::model::family::triton_persistent::problem_violation(&p)
         );
         let e = NoMember {
             set: "triton-tma",

@@ -28,17 +28,17 @@ use crate::constants::ModelConstants;
 pub mod origami;
 pub mod seed;
 pub mod triton;
-pub mod triton_tma;
+pub mod triton_persistent;
 
 pub use origami::OrigamiFamily;
 pub use seed::SeedFamily;
 pub use triton::{triton_mma_warps, TritonFamily, TritonRegisterModel};
-pub use triton_tma::TritonTmaFamily;
+pub use triton_persistent::TritonTmaFamily;
 
 /// Every family with its command-line name, in the order `FAMILY_NAMES` lists them.
 const REGISTRY: &[(&str, &dyn KernelFamily)] = &[
     (triton::NAME, &TritonFamily),
-    (triton_tma::NAME, &TritonTmaFamily),
+    (triton_persistent::NAME, &TritonTmaFamily),
     (origami::NAME, &OrigamiFamily),
     (seed::NAME, &SeedFamily),
 ];
