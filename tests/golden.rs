@@ -184,6 +184,57 @@ fn select_cases() -> Vec<Case> {
             }
         }
     }
+    // Triton's Hopper kernel and the choice between the two Triton kernels, on the GPU
+    // its constants were fitted on: batches in every format and type, the walk-through
+    // of a few shapes (aligned, unaligned K or N, decode), every candidate of those.
+    for fam in ["triton-tma", "triton-auto"] {
+        for (list, path) in LISTS {
+            for fmt in ["text", "json", "csv", "triton"] {
+                let a = [
+                    "--shapes", path, "--family", fam, "--gpu", "h100-sxm", "--format", fmt,
+                ];
+                let name = format!("select/batch/{list}/{fam}/h100-sxm/{fmt}");
+                v.push(Case::new(name, "origami-select", &a));
+            }
+            let a = [
+                "--shapes", path, "--family", fam, "--gpu", "h100-sxm", "--dtype", "bf16",
+                "--format", "csv",
+            ];
+            let name = format!("select/batch/{list}/{fam}/h100-sxm/dtype-bf16");
+            v.push(Case::new(name, "origami-select", &a));
+        }
+        for shape in [
+            ["4096", "4096", "4096"],
+            ["3000", "3000", "3000"],
+            ["4097", "4097", "4097"],
+            ["1000", "7168", "2050"],
+            ["1", "6144", "4096"],
+        ] {
+            for (fmt, extra) in [("text", "--explain"), ("json", ""), ("triton", "")] {
+                let mut a = vec![shape[0], shape[1], shape[2], "--family", fam];
+                a.extend(["--gpu", "h100-sxm", "--format", fmt]);
+                if !extra.is_empty() {
+                    a.push(extra);
+                }
+                let name = format!(
+                    "select/single/{}x{}x{}/{fam}/h100-sxm/{fmt}",
+                    shape[0], shape[1], shape[2]
+                );
+                v.push(Case::new(name, "origami-select", &a));
+            }
+            if fam == "triton-tma" {
+                let a = [
+                    shape[0], shape[1], shape[2], "--family", fam, "--gpu", "h100-sxm", "--all",
+                    "--format", "csv",
+                ];
+                let name = format!(
+                    "select/all/{}x{}x{}/{fam}/h100-sxm/csv",
+                    shape[0], shape[1], shape[2]
+                );
+                v.push(Case::new(name, "origami-select", &a));
+            }
+        }
+    }
     // What the model would use, with no shape.
     for gpu in ["h200", "a100"] {
         for fam in FAMILIES {
