@@ -1,8 +1,8 @@
 //! What `origami-select --family` names: one kernel family, or a set of families the tool
 //! chooses among shape by shape. The one set is `triton-auto`: Triton's two matmul kernels
 //! on NVIDIA, the tutorial kernel (`triton`, `matmul_kernel`) and the persistent
-//! tensor-descriptor kernel (`triton-tma`, `matmul_tma_persistent_kernel`), issue 11 part
-//! 4. This module owns the rule: a member enters a shape when its kernel can run the shape
+//! tensor-descriptor kernel (`triton-tma`, `matmul_tma_persistent_kernel`). This module
+//! owns the rule: a member enters a shape when its kernel can run the shape
 //! (`KernelFamily::problem_violation`: the tutorial kernel's 32-bit offsets, TMA's 16-byte
 //! row strides and input types) and it has a feasible config for the input type on the GPU
 //! (`Selector::new`); among the entrants the lower predicted time of the pick wins, the
