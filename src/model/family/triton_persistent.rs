@@ -10,9 +10,10 @@
 //! neither helped on the median, warp specialization changes the compiled kernel only at 4
 //! warps without FLATTEN and fails to compile for several of those
 //! (results/h100/triton-tma/README.md). GROUP_SIZE_M is a compile-time constant of this
-//! kernel and stays at 8, the value its sweep timed: phase 2's footprint rule does not
-//! describe a persistent grid's order (on the H100 its picks at 16 ran up to 14 % slower
-//! than the same launch at 8, results/h100/triton-tma/validate/).
+//! kernel and stays at 8, the value its sweep timed: phase 2's footprint rule was made
+//! for one program per tile, not a persistent grid's order, and the H100 runs show no
+//! gain from 16 (the same launches at 16 and 8 timed within the run-to-run spread of one
+//! kernel, docs/triton-tma.md).
 //!
 //! Feasibility comes from Triton's own compiler (`compiled_table.rs`): a config it refuses
 //! (shared memory beyond 227 KiB, a failed pass) or that spills is never picked. The
