@@ -37,27 +37,7 @@ fn bench_selection(c: &mut Criterion) {
             );
         }
     }
-    for fam in ["triton", "origami"] {
-        let (_, fitted) = origami::hw::fitted::fitted_constants(fam, &doc.gpu).unwrap();
-        let kc =
-            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
-        let s = Selector::new(
-            family(fam).unwrap(),
-            &doc.gpu,
-            &doc.params,
-            &kc,
-            Variant::Origami,
-            Dtype::Fp16,
-        )
-        .unwrap();
-        for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
-            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
-            c.bench_function(&format!("select/{fam}-throughput/{m}x{n}x{k}"), |b| {
-                b.iter(|| black_box(s.select(black_box(&p), false).unwrap()))
-            });
-        }
-    }
-    // The Triton kernels as origami-select sets them up (each family's fitted tier, if any).
+    // Selectors as origami-select sets them up (each family's fitted tier, if any).
     let fitted_selector = |fam: &str| {
         let kc = match origami::hw::fitted::fitted_constants(fam, &doc.gpu) {
             Some((_, fitted)) => {
@@ -76,6 +56,15 @@ fn bench_selection(c: &mut Criterion) {
         )
         .unwrap()
     };
+    for fam in ["triton", "origami"] {
+        let s = fitted_selector(fam);
+        for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            c.bench_function(&format!("select/{fam}-throughput/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(s.select(black_box(&p), false).unwrap()))
+            });
+        }
+    }
     let tma = fitted_selector("triton-tma");
     let auto = FamilySet::named("triton-auto").unwrap();
     let members = [fitted_selector("triton"), fitted_selector("triton-tma")];

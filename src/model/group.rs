@@ -93,30 +93,10 @@ pub fn group_cost_simulated(
     }
 }
 
-/// The phase-2 table and the winner (minimum cost; ties to the smallest group size, or to
-/// the largest with `prefer_larger`).
+/// The phase-2 table and the winner among the group sizes a family's kernel takes
+/// (`sizes`; an empty list means [`GROUP_SIZES`]): minimum cost; ties to the smallest
+/// group size, or to the largest with `prefer_larger`.
 pub fn choose_group(
-    grid_m: u64,
-    grid_n: u64,
-    active: u64,
-    block_m: u32,
-    block_n: u32,
-    prefer_larger: bool,
-) -> (u32, Vec<GroupCost>) {
-    choose_group_among(
-        &GROUP_SIZES,
-        grid_m,
-        grid_n,
-        active,
-        block_m,
-        block_n,
-        prefer_larger,
-    )
-}
-
-/// [`choose_group`] among the group sizes a family's kernel takes (`sizes`, not empty;
-/// an empty list falls back to [`GROUP_SIZES`]).
-pub fn choose_group_among(
     sizes: &[u32],
     grid_m: u64,
     grid_n: u64,
@@ -190,7 +170,7 @@ mod tests {
     fn square_8192_with_256_tiles_picks_8() {
         // 32 x 32 tiles, 128 active: g1 covers 4 rows x 32 columns (cost 9216); g8 and
         // g16 cover 8 x 16 and 16 x 8 (6144 each): the tie goes to 8.
-        let (g, table) = choose_group(32, 32, 128, 256, 256, false);
+        let (g, table) = choose_group(&GROUP_SIZES, 32, 32, 128, 256, 256, false);
         assert_eq!(g, 8);
         assert_eq!(table[0].cost, 9216);
         assert_eq!(table.iter().find(|r| r.group_m == 16).unwrap().cost, 6144);
@@ -199,12 +179,18 @@ mod tests {
     #[test]
     fn tie_goes_to_smallest() {
         // All 128 tiles run at once: every group size costs the same; 1 wins.
-        let (g, table) = choose_group(16, 8, 128, 128, 256, false);
+        let (g, table) = choose_group(&GROUP_SIZES, 16, 8, 128, 128, 256, false);
         assert_eq!(g, 1);
         assert!(table.iter().all(|r| r.cost == table[0].cost));
         // With the larger-group rule the same tie goes to 16; a strict minimum is kept.
-        assert_eq!(choose_group(16, 8, 128, 128, 256, true).0, 16);
-        assert_eq!(choose_group(32, 32, 128, 256, 256, true).0, 16);
-        assert_eq!(choose_group(32, 32, 128, 256, 256, false).0, 8);
+        assert_eq!(choose_group(&GROUP_SIZES, 16, 8, 128, 128, 256, true).0, 16);
+        assert_eq!(
+            choose_group(&GROUP_SIZES, 32, 32, 128, 256, 256, true).0,
+            16
+        );
+        assert_eq!(
+            choose_group(&GROUP_SIZES, 32, 32, 128, 256, 256, false).0,
+            8
+        );
     }
 }

@@ -24,7 +24,7 @@ use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
 use super::family::{Candidate, KernelFamily, MmaAtom, MAX_VARIANTS};
-use super::group::{choose_group_among, GroupCost};
+use super::group::{choose_group, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
 use super::occupancy::{blocks_per_sm, sm_limits};
@@ -260,22 +260,29 @@ impl<'a> Selector<'a> {
         if throughput_on {
             let lim = sm_limits(gpu);
             let atom = family.mma_atom(dtype);
+            let tin = ModelInputs {
+                gpu,
+                params,
+                constants,
+                variant,
+            };
             for e in &mut tiles {
-                e.launches = e
+                (e.launches, e.costs) = e
                     .feasible
                     .iter()
                     .zip(&e.scales)
                     .map(|(c, &scale)| {
                         let o = blocks_per_sm(&lim, c.smem_bytes, c.registers, c.config.num_warps);
+                        let issue = family.issue_costs(&c.config, dtype, gpu);
                         // the pipeline depth the compiled kernel keeps
-                        let config = match family.issue_costs(&c.config, dtype, gpu) {
+                        let config = match issue {
                             Some(ic) => Config {
                                 num_stages: ic.stages,
                                 ..c.config
                             },
                             None => c.config,
                         };
-                        LaunchStatic::new(
+                        let launch = LaunchStatic::new(
                             &config,
                             family.warp_grid(&c.config, dtype, gpu),
                             o,
@@ -288,30 +295,17 @@ impl<'a> Selector<'a> {
                                 0.0
                             },
                         )
-                        .with_persistent(family.persistent_loop(&c.config))
-                    })
-                    .collect();
-                let tin = ModelInputs {
-                    gpu,
-                    params,
-                    constants,
-                    variant,
-                };
-                e.costs = e
-                    .launches
-                    .iter()
-                    .zip(&e.feasible)
-                    .map(|(l, c)| {
-                        let mut costs = BlockCosts::new(l, &tin);
+                        .with_persistent(family.persistent_loop(&c.config));
+                        let mut costs = BlockCosts::new(&launch, &tin);
                         // memory instructions beyond the vectorised copies: the load/store
                         // pipe the shared-memory term prices, and the epilogue
-                        if let Some(ic) = family.issue_costs(&c.config, dtype, gpu) {
+                        if let Some(ic) = issue {
                             costs.smem += ic.lsu_cycles_per_iter;
                             costs.per_block += ic.lsu_cycles_per_block;
                         }
-                        costs
+                        (launch, costs)
                     })
-                    .collect();
+                    .unzip();
             }
         }
         let score_rule = if throughput_on {
@@ -424,7 +418,7 @@ impl<'a> Selector<'a> {
 
     /// Phase 2 for a tile from its breakdown: (GROUP_SIZE_M, the table).
     pub fn phase2(&self, b: &Breakdown, tile: (u32, u32, u32)) -> (u32, Vec<GroupCost>) {
-        choose_group_among(
+        choose_group(
             self.family.group_sizes(),
             b.grid_m,
             b.grid_n,

@@ -279,6 +279,22 @@ pub trait KernelFamily: Sync {
     }
 }
 
+/// The data rows of a compiler table embedded from `data/`, numbered from 1: `#` comment
+/// lines and blank lines are skipped and the first remaining line must be `header`.
+pub(crate) fn table_rows<'t>(
+    text: &'t str,
+    header: &str,
+) -> Result<impl Iterator<Item = (usize, &'t str)>, String> {
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let first = lines.next().ok_or("empty table")?;
+    if first.trim() != header {
+        return Err(format!("unexpected header: {first}"));
+    }
+    Ok(lines.enumerate().map(|(i, line)| (i + 1, line)))
+}
+
 /// The rejection of a config whose shared memory exceeds a block's opt-in limit.
 pub fn smem_over_limit(smem_bytes: u64, limit_bytes: u64) -> String {
     format!("shared memory {smem_bytes} B > {limit_bytes} B opt-in limit")

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
+use crate::model::family::table_rows;
 use crate::model::problem::Config;
 
 /// The compiler's table, embedded.
@@ -28,24 +29,21 @@ type Key = (u32, u32, u32, u32, u32);
 
 /// Parse the table (a `#` comment line, then the header written by `data/triton_sm90.csv`).
 pub fn parse(text: &str) -> Result<HashMap<Key, TritonCompiled>, String> {
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    let header = lines.next().ok_or("empty table")?;
-    if header.trim() != "bm,bn,bk,w,s,regs,spill_store_bytes,spill_load_bytes,shared_bytes,wgmma" {
-        return Err(format!("unexpected header: {header}"));
-    }
+    let rows = table_rows(
+        text,
+        "bm,bn,bk,w,s,regs,spill_store_bytes,spill_load_bytes,shared_bytes,wgmma",
+    )?;
     let mut out = HashMap::new();
-    for (i, line) in lines.enumerate() {
+    for (row, line) in rows {
         let f: Vec<u64> = line
             .split(',')
             .map(|x| x.trim().parse::<u64>())
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("row {}: {e}: {line}", i + 1))?;
+            .map_err(|e| format!("row {row}: {e}: {line}"))?;
         if f.len() != 10 {
-            return Err(format!("row {}: {} fields, want 10", i + 1, f.len()));
+            return Err(format!("row {row}: {} fields, want 10", f.len()));
         }
-        let n = |x: u64| u32::try_from(x).map_err(|_| format!("row {}: {x} too large", i + 1));
+        let n = |x: u64| u32::try_from(x).map_err(|_| format!("row {row}: {x} too large"));
         out.insert(
             (n(f[0])?, n(f[1])?, n(f[2])?, n(f[3])?, n(f[4])?),
             TritonCompiled {

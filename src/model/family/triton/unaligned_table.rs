@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
+use crate::model::family::table_rows;
 use crate::model::problem::{Config, Problem};
 
 use super::compiled_table::TritonCompiled;
@@ -88,16 +89,8 @@ const HEADER: &str = "class,bm,bn,bk,w,s,status,regs,spill_store_bytes,spill_loa
 
 /// Parse the table (`#` comment lines, then the header written by unaligned_stats.py).
 pub fn parse(text: &str) -> Result<HashMap<Key, UnalignedEntry>, String> {
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    let header = lines.next().ok_or("empty table")?;
-    if header.trim() != HEADER {
-        return Err(format!("unexpected header: {header}"));
-    }
     let mut out = HashMap::new();
-    for (i, line) in lines.enumerate() {
-        let row = i + 1;
+    for (row, line) in table_rows(text, HEADER)? {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if fields.len() != 16 {
             return Err(format!("row {row}: {} fields, want 16", fields.len()));

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
+use crate::model::family::table_rows;
 use crate::model::problem::{Config, Switches};
 
 /// The compiler's table (fp16), embedded.
@@ -48,16 +49,8 @@ fn key(c: &Config) -> Key {
 
 /// Parse the table (`#` comment lines, then [`HEADER`]).
 pub fn parse(text: &str) -> Result<HashMap<Key, TmaCompiled>, String> {
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    let header = lines.next().ok_or("empty table")?;
-    if header.trim() != HEADER {
-        return Err(format!("unexpected header: {header}"));
-    }
     let mut out = HashMap::new();
-    for (i, line) in lines.enumerate() {
-        let row = i + 1;
+    for (row, line) in table_rows(text, HEADER)? {
         // The error message is the last field and may hold commas.
         let f: Vec<&str> = line.splitn(19, ',').collect();
         if f.len() != 19 {
