@@ -234,6 +234,32 @@ def test_timed_row_reprobes(probes, used, left):
     assert row["samples"] == 2 and row["tflops"] == round(2e9 / used / 1e6, 2)
 
 
+class _SpreadTimer:
+    """Each timing returns the next (median, samples) pair; probes are fixed at 20 us."""
+
+    def __init__(self, timings):
+        self.timings = list(timings)
+
+    def probe(self, run):
+        return 20.0
+
+    def measure(self, run, best, t1):
+        us, samples = self.timings.pop(0)
+        return us, samples, "graph5"
+
+
+@pytest.mark.parametrize("timings, kept, taken", [
+    ([(20.0, [20.0, 20.1, 19.9])], 20.0, 1),                        # steady: timed once
+    ([(900.0, [900.0, 100.0]), (20.0, [20.0, 20.1])], 20.0, 2),     # a stall: timed again
+    ([(900.0, [900.0, 100.0]), (950.0, [950.0, 90.0]), (30.0, [30.0, 10.0])], 30.0, 3),
+    ([(20.0, [20.0, 10.0]), (25.0, [25.0, 5.0]), (40.0, [40.0, 5.0])], 20.0, 3),
+])
+def test_timed_row_retimes_a_spread_timing(timings, kept, taken):
+    t = _SpreadTimer(timings)
+    row = tma_sweep.timed_row({"config": "x"}, t, _NoClocks(), None, None, 2e9, None, 100.0)
+    assert row["us"] == kept and row["timings"] == taken and t.timings == []
+
+
 def test_compile_workers_write_stderr_to_the_log(tmp_path):
     import multiprocessing as mp
     log = str(tmp_path / "compile_log.txt")

@@ -29,7 +29,7 @@ from bench_layout import launches_per_sample, write_layout  # noqa: E402
 MEAS_COLUMNS = ["set", "label", "m", "n", "k", "dtype", "config", "key", "spec",
                 "block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages",
                 "flatten", "warp_specialize", "epilogue_subtile", "status", "us", "tflops",
-                "vs_cublas", "rel_err", "mode", "samples", "cov", "samples_us", "sm_mhz",
+                "vs_cublas", "rel_err", "mode", "samples", "cov", "samples_us", "timings", "sm_mhz",
                 "sm_mhz_min", "sm_mhz_max", "power_w_max", "temp_c_max", "cublas_drift",
                 "registers", "spills", "shared_bytes", "check_s", "seconds", "t_start", "run",
                 "error"]

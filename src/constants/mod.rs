@@ -373,6 +373,15 @@ model_constants! {
         fit [Throughput 9];
     /// Throughput model: an SM's L2 bandwidth as a share of l2_perf_ratio / SMs.
     tp_l2_sm_share: f64 = 1.0, Throughput, "share", POSITIVE, fit [Throughput 10];
+    /// Throughput model: how the L2 bandwidth is shared when fewer SMs than the GPU has run
+    /// blocks: each active SM's share is `tp_l2_sm_share` x (SMs / active SMs)^this. 0 (the
+    /// default) keeps an SM's share fixed; 1 splits the whole L2 bandwidth among the active
+    /// SMs (what the persistent TMA kernel shows on decode shapes).
+    tp_l2_active_exponent: f64 = 0.0, Throughput, "exponent", NON_NEGATIVE,
+        fit [Throughput 18];
+    /// Throughput model: DRAM bytes charged per byte of the zero-filled rows of a
+    /// tensor-descriptor box (kernels that load whole boxes; 0 = free, 1 = as if read).
+    tp_box_padding_weight: f64 = 0.0, Throughput, "bytes per byte", NON_NEGATIVE;
     /// Throughput model: S stages hide a load over (S - 1)^this iterations.
     tp_stage_exponent: f64 = 1.0, Throughput, "exponent", POSITIVE, fit [Throughput 11];
     /// Throughput model: pipeline fill, in load round trips per block.

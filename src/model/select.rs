@@ -295,7 +295,8 @@ impl<'a> Selector<'a> {
                                 0.0
                             },
                         )
-                        .with_persistent(family.persistent_loop(&c.config));
+                        .with_persistent(family.persistent_loop(&c.config))
+                        .with_whole_boxes(family.loads_whole_boxes());
                         let mut costs = BlockCosts::new(&launch, &tin);
                         // memory instructions beyond the vectorised copies: the load/store
                         // pipe the shared-memory term prices, and the epilogue

@@ -9,7 +9,8 @@
 //!   `tp_warp_iter_cycles` per warp), shared-memory time (the copies' writes plus the warps'
 //!   fragment reads (BM x WARPS_N + BN x WARPS_M) x BK elements, weighted by
 //!   `tp_fragment_read_weight`, over `tp_smem_bytes_per_cycle`) and L2 time (its tiles'
-//!   bytes over the SM's share of l2_perf_ratio); `c` resident blocks ask for `c` times that;
+//!   bytes over the SM's share of l2_perf_ratio, larger when fewer SMs than the GPU has
+//!   run blocks: `tp_l2_active_exponent`); `c` resident blocks ask for `c` times that;
 //! - a block cannot iterate faster than one warp's MMA chain (MMAs per warp x
 //!   `tp_warp_mma_cycles` + `tp_iter_latency_cycles`) nor than its pipeline delivers:
 //!   (load round trip + its L2 time) / (S - 1)^`tp_stage_exponent` (Little's law with
@@ -54,6 +55,8 @@ pub struct LaunchStatic {
     /// A persistent tile loop (then one block per SM), if the kernel has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persistent: Option<PersistentLoop>,
+    /// The loads are whole tensor-descriptor boxes (rows past the edge zero-filled).
+    pub whole_boxes: bool,
 }
 
 impl LaunchStatic {
@@ -90,6 +93,15 @@ impl LaunchStatic {
             load_bytes: ((bm + bn) * bk) as f64 * b,
             fragment_bytes: ((bm * wn + bn * wm) * bk) as f64 * b,
             persistent: None,
+            whole_boxes: false,
+        }
+    }
+
+    /// The same launch, loading whole tensor-descriptor boxes when `whole_boxes`.
+    pub fn with_whole_boxes(self, whole_boxes: bool) -> LaunchStatic {
+        LaunchStatic {
+            whole_boxes,
+            ..self
         }
     }
 
@@ -197,15 +209,19 @@ pub struct BlockCosts {
     pub tensor: f64,
     pub smem: f64,
     pub l2: f64,
-    /// Per iteration, not shared: one warp's MMA chain, the pipeline.
+    /// Per iteration, not shared: one warp's MMA chain, the pipeline (a load round trip
+    /// and the stage's L2 time, over the stages in flight; the L2 part is `pipeline_l2`).
     pub warp: f64,
     pub pipeline: f64,
+    pub pipeline_l2: f64,
     /// The fill's round trips plus the block setup.
     pub fixed: f64,
     /// The fill's round trips alone (`tp_prologue_loads` load latencies).
     pub fill: f64,
-    /// Per resident block: the fill's stage transfers and the epilogue.
+    /// Per resident block: the fill's stage transfers and the epilogue (the transfers'
+    /// part is `fill_transfer`).
     pub per_block: f64,
+    pub fill_transfer: f64,
 }
 
 impl BlockCosts {
@@ -213,6 +229,7 @@ impl BlockCosts {
         let k = hw.constants;
         let r = rates(hw);
         let l2_one = l.load_bytes / r.l2_per_sm;
+        let in_flight = stages_in_flight(l.stages, k.tp_stage_exponent);
         BlockCosts {
             tensor: l.mma_per_iter * r.mma * l.compute_scale
                 + k.tp_iter_cycles
@@ -222,11 +239,30 @@ impl BlockCosts {
             l2: l2_one,
             warp: l.mma_per_iter / f64::from(l.warps.max(1)) * r.warp_mma * l.compute_scale
                 + k.tp_iter_latency_cycles,
-            pipeline: (r.load_latency + l2_one) / stages_in_flight(l.stages, k.tp_stage_exponent),
+            pipeline: (r.load_latency + l2_one) / in_flight,
+            pipeline_l2: l2_one / in_flight,
             fixed: k.tp_prologue_loads * r.load_latency + k.tp_block_setup_cycles,
             fill: k.tp_prologue_loads * r.load_latency,
             per_block: k.tp_prologue_transfer * l2_one
                 + k.tp_epilogue_cycles * (l.bm * l.bn) as f64 / 4096.0,
+            fill_transfer: k.tp_prologue_transfer * l2_one,
+        }
+    }
+
+    /// The same costs when each active SM gets `speedup` times its L2 share (fewer SMs
+    /// than the GPU has split the L2 bandwidth: `tp_l2_active_exponent`).
+    fn with_l2_speedup(&self, speedup: f64) -> BlockCosts {
+        if speedup == 1.0 {
+            return *self;
+        }
+        let saved = 1.0 - 1.0 / speedup;
+        BlockCosts {
+            l2: self.l2 / speedup,
+            pipeline: self.pipeline - self.pipeline_l2 * saved,
+            pipeline_l2: self.pipeline_l2 / speedup,
+            per_block: self.per_block - self.fill_transfer * saved,
+            fill_transfer: self.fill_transfer / speedup,
+            ..*self
         }
     }
 
@@ -240,6 +276,19 @@ impl BlockCosts {
             self.pipeline,
         ]
     }
+}
+
+/// Bytes of the zero-filled rows of every box a launch loads: each tile row's A box past
+/// M (loaded once per tile, so once per tile column) and each tile column's B box past N.
+/// The copy engine fills them without reading memory, yet on the H100 a decode shape's
+/// time grows with them as if they were read (docs/triton-tma.md); 0 for masked loads.
+fn box_padding_bytes(p: &Problem, l: &LaunchStatic, grid_m: u64, grid_n: u64) -> f64 {
+    if !l.whole_boxes {
+        return 0.0;
+    }
+    let pad_rows_a = (grid_m * l.bm).saturating_sub(p.m) * grid_n;
+    let pad_rows_b = (grid_n * l.bn).saturating_sub(p.n) * grid_m;
+    (pad_rows_a + pad_rows_b) as f64 * p.k as f64 * p.dtype.bytes()
 }
 
 /// Predict one launch at GROUP_SIZE_M `group_m`.
@@ -269,6 +318,20 @@ pub fn predict_with(
     let k_iters = ceil_div(p.k, l.bk);
     let o = u64::from(l.blocks_per_sm);
     let busiest = tiles.div_ceil(sms);
+    let active = tiles.min(sms).max(1);
+    let shared_costs;
+    let costs = if k.tp_l2_active_exponent > 0.0 && active < sms {
+        let ratio = sms as f64 / active as f64;
+        let speedup = if k.tp_l2_active_exponent == 1.0 {
+            ratio
+        } else {
+            ratio.powf(k.tp_l2_active_exponent)
+        };
+        shared_costs = costs.with_l2_speedup(speedup);
+        &shared_costs
+    } else {
+        costs
+    };
 
     let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
         k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
@@ -314,7 +377,9 @@ pub fn predict_with(
     } else {
         ab.max(rounds as f64 * per_round)
     };
-    let dram_bytes = input_bytes + (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
+    let dram_bytes = input_bytes
+        + (p.m * p.n) as f64 * output_bytes_per_element(p.dtype)
+        + box_padding_bytes(p, l, grid_m, grid_n) * k.tp_box_padding_weight;
     let dram_bw =
         hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms));
     let dram_cycles = k.tp_dram_scale * dram_bytes / dram_bw;

@@ -200,6 +200,12 @@ pub trait KernelFamily: Sync {
     fn persistent_loop(&self, _c: &Config) -> Option<PersistentLoop> {
         None
     }
+    /// Whether the kernel loads whole tensor-descriptor boxes (TMA): a tile's rows or
+    /// columns past the matrix edge are zero-filled by the copy engine rather than skipped
+    /// by a mask, and the throughput model prices them (`tp_box_padding_weight`).
+    fn loads_whole_boxes(&self) -> bool {
+        false
+    }
     /// Why the family's kernel cannot run a problem at all, whatever the config (an
     /// alignment rule, a size limit of its arguments), if so. The selector refuses such a
     /// problem with this reason, the runner that launches the kernel with the same one.

@@ -172,6 +172,10 @@ impl KernelFamily for TritonTmaFamily {
             overlapped_fill: c.switches.flatten,
         })
     }
+    /// A and B arrive as tensor-descriptor boxes of BLOCK rows x BLOCK_K.
+    fn loads_whole_boxes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
