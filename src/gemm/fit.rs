@@ -526,6 +526,7 @@ mod tests {
                 "tp_smooth_exponent",
                 "tp_wgmma_min_n",
                 "wgmma_speedup",
+                "tp_l2_active_exponent",
             ]
         );
     }

@@ -586,4 +586,94 @@ mod tests {
         let l2_per_sm = doc.params.l2_perf_ratio / 132.0;
         assert!((b2.sm_cycles - b0.sm_cycles - 32_768.0 / l2_per_sm).abs() < 1e-6);
     }
+    #[test]
+    fn zero_filled_box_rows_cost_dram_bytes_only_for_whole_box_loads() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            ..ModelConstants::default()
+        };
+        // One token, N = 6144, K = 4096: 48 tiles of 64 x 128 in one tile row; A's box has
+        // 63 zero-filled rows, loaded once per tile; N is a multiple of 128 (no B padding).
+        let p = Problem::new(1, 6144, 4096, Dtype::Fp16).unwrap();
+        let masked = launch(&cfg("64x128x128,w4,s4"), 1);
+        let boxes = masked.with_whole_boxes(true);
+        assert_eq!(
+            box_padding_bytes(&p, &boxes, 1, 48),
+            63.0 * 48.0 * 4096.0 * 2.0
+        );
+        assert_eq!(box_padding_bytes(&p, &masked, 1, 48), 0.0);
+        let at = |k: &ModelConstants, l: &LaunchStatic| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            predict(&p, l, 8, &hw)
+        };
+        let weighted = ModelConstants {
+            tp_box_padding_weight: 1.0,
+            ..base
+        };
+        // Weight 0 (the default) or masked loads: the compulsory bytes alone.
+        assert_eq!(at(&base, &boxes).dram_bytes, at(&base, &masked).dram_bytes);
+        assert_eq!(
+            at(&weighted, &masked).dram_bytes,
+            at(&base, &masked).dram_bytes
+        );
+        let extra = at(&weighted, &boxes).dram_bytes - at(&base, &boxes).dram_bytes;
+        assert_eq!(extra, 63.0 * 48.0 * 4096.0 * 2.0);
+        // B past N: 576 columns in tiles of 256 leave 192 zero-filled, per tile row.
+        let q = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
+        let l = launch(&cfg("128x256x64,w8,s3"), 1).with_whole_boxes(true);
+        let pad_a = (33 * 128 - 4100) * 3;
+        let pad_b = (3 * 256 - 576) * 33;
+        assert_eq!(
+            box_padding_bytes(&q, &l, 33, 3),
+            ((pad_a + pad_b) * 7168 * 2) as f64
+        );
+    }
+
+    #[test]
+    fn fewer_active_sms_share_the_l2_bandwidth_when_asked() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 500.0,
+            tp_prologue_transfer: 1.0,
+            ..ModelConstants::default()
+        };
+        let l = launch(&cfg("64x128x128,w4,s4"), 1);
+        let at = |k: &ModelConstants, p: &Problem| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            predict(p, &l, 8, &hw)
+        };
+        let split = ModelConstants {
+            tp_l2_active_exponent: 1.0,
+            ..base
+        };
+        let half = ModelConstants {
+            tp_l2_active_exponent: 0.5,
+            ..base
+        };
+        // 33 tiles on 132 SMs: each active SM gets 4x its share (2x at exponent 0.5).
+        let few = Problem::new(64, 33 * 128, 4096, Dtype::Fp16).unwrap();
+        let (b0, b1, bh) = (at(&base, &few), at(&split, &few), at(&half, &few));
+        assert!((b0.iter_l2 / b1.iter_l2 - 4.0).abs() < 1e-9);
+        assert!((b0.iter_l2 / bh.iter_l2 - 2.0).abs() < 1e-9);
+        // The pipeline's L2 part shrinks the same way; its latency part does not.
+        let in_flight = 3.0;
+        assert!(
+            ((b0.iter_pipeline - b1.iter_pipeline) - 0.75 * b0.iter_l2 / in_flight).abs() < 1e-6
+        );
+        // Every SM busy: the exponent changes nothing.
+        let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        assert_eq!(at(&base, &full), at(&split, &full));
+    }
 }
