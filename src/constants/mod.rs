@@ -382,6 +382,14 @@ model_constants! {
     /// Throughput model: DRAM bytes charged per byte of the zero-filled rows of a
     /// tensor-descriptor box (kernels that load whole boxes; 0 = free, 1 = as if read).
     tp_box_padding_weight: f64 = 0.0, Throughput, "bytes per byte", NON_NEGATIVE;
+    /// Throughput model: extra L2 cycles per 128 bytes of A and B boxes when their row
+    /// pitch is a multiple of 16 bytes but not of 32 (kernels that load whole boxes; the
+    /// H100 row-alignment probe).
+    tp_box_row_cycles_16b: f64 = 0.0, Throughput, "cycles per 128 B", NON_NEGATIVE;
+    /// Throughput model: the same for a pitch that is a multiple of 32 bytes, not of 64.
+    tp_box_row_cycles_32b: f64 = 0.0, Throughput, "cycles per 128 B", NON_NEGATIVE;
+    /// Throughput model: the same for a pitch that is a multiple of 64 bytes, not of 128.
+    tp_box_row_cycles_64b: f64 = 0.0, Throughput, "cycles per 128 B", NON_NEGATIVE;
     /// Throughput model: S stages hide a load over (S - 1)^this iterations.
     tp_stage_exponent: f64 = 1.0, Throughput, "exponent", POSITIVE, fit [Throughput 11];
     /// Throughput model: pipeline fill, in load round trips per block.

@@ -28,6 +28,7 @@
 
 use serde::Serialize;
 
+use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 
 use super::family::{MmaAtom, PersistentLoop};
@@ -291,6 +292,27 @@ fn box_padding_bytes(p: &Problem, l: &LaunchStatic, grid_m: u64, grid_n: u64) ->
     (pad_rows_a + pad_rows_b) as f64 * p.k as f64 * p.dtype.bytes()
 }
 
+/// Cycles per 128 bytes of box that A's and B's boxes cost the copy engine when their row
+/// pitch (K elements) is not a multiple of 128 bytes: `tp_box_row_cycles_16b` / `_32b` /
+/// `_64b` for a pitch aligned to 16, 32 or 64 bytes at best; 0 for 128-byte rows and for
+/// kernels that do not load whole boxes. (TMA needs 16-byte pitches; the family refuses
+/// others.) Per byte, not per row: at 3000^3 128x128x128 runs no faster than 128x128x64.
+fn misaligned_row_cycles(p: &Problem, l: &LaunchStatic, k: &ModelConstants) -> f64 {
+    if !l.whole_boxes {
+        return 0.0;
+    }
+    let pitch = (p.k as f64 * p.dtype.bytes()) as u64;
+    if pitch % 128 == 0 {
+        0.0
+    } else if pitch % 64 == 0 {
+        k.tp_box_row_cycles_64b
+    } else if pitch % 32 == 0 {
+        k.tp_box_row_cycles_32b
+    } else {
+        k.tp_box_row_cycles_16b
+    }
+}
+
 /// Predict one launch at GROUP_SIZE_M `group_m`.
 pub fn predict(
     p: &Problem,
@@ -319,19 +341,23 @@ pub fn predict_with(
     let o = u64::from(l.blocks_per_sm);
     let busiest = tiles.div_ceil(sms);
     let active = tiles.min(sms).max(1);
-    let shared_costs;
-    let costs = if k.tp_l2_active_exponent > 0.0 && active < sms {
+    let mut adjusted = None;
+    if k.tp_l2_active_exponent > 0.0 && active < sms {
         let ratio = sms as f64 / active as f64;
         let speedup = if k.tp_l2_active_exponent == 1.0 {
             ratio
         } else {
             ratio.powf(k.tp_l2_active_exponent)
         };
-        shared_costs = costs.with_l2_speedup(speedup);
-        &shared_costs
-    } else {
-        costs
-    };
+        adjusted = Some(costs.with_l2_speedup(speedup));
+    }
+    let row_cycles = misaligned_row_cycles(p, l, k);
+    if row_cycles > 0.0 {
+        let mut c = adjusted.unwrap_or(*costs);
+        c.l2 += l.load_bytes / 128.0 * row_cycles;
+        adjusted = Some(c);
+    }
+    let costs = adjusted.as_ref().unwrap_or(costs);
 
     let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
         k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
@@ -675,5 +701,52 @@ mod tests {
         // Every SM busy: the exponent changes nothing.
         let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
         assert_eq!(at(&base, &full), at(&split, &full));
+    }
+    #[test]
+    fn misaligned_rows_cost_per_box_byte_by_their_pitch() {
+        let k = ModelConstants {
+            tp_box_row_cycles_16b: 13.0,
+            tp_box_row_cycles_32b: 6.0,
+            tp_box_row_cycles_64b: 5.0,
+            ..ModelConstants::default()
+        };
+        let boxes = launch(&cfg("128x256x64,w8,s3"), 1).with_whole_boxes(true);
+        let masked = launch(&cfg("128x256x64,w8,s3"), 1);
+        let at = |kk: u64, l: &LaunchStatic| {
+            misaligned_row_cycles(&Problem::new(4096, 4096, kk, Dtype::Fp16).unwrap(), l, &k)
+        };
+        // K = 4096 / 4160: 8192- and 8320-byte rows (128-byte multiples); 4104: 8208 bytes
+        // (16); 4112: 8224 (32); 4128: 8256 (64).
+        assert_eq!(at(4096, &boxes), 0.0);
+        assert_eq!(at(4160, &boxes), 0.0);
+        assert_eq!(at(4104, &boxes), 13.0);
+        assert_eq!(at(4112, &boxes), 6.0);
+        assert_eq!(at(4128, &boxes), 5.0);
+        assert_eq!(at(4104, &masked), 0.0);
+        // In the L2 term: 48 KiB of boxes per iteration = 384 lots of 128 bytes.
+        let doc = preset("h100-sxm").unwrap();
+        let kc = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            ..k
+        };
+        let hw = ModelInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &kc,
+            variant: Variant::Origami,
+        };
+        let aligned = predict(
+            &Problem::new(4096, 4096, 4160, Dtype::Fp16).unwrap(),
+            &boxes,
+            8,
+            &hw,
+        );
+        let sixteen = predict(
+            &Problem::new(4096, 4096, 4104, Dtype::Fp16).unwrap(),
+            &boxes,
+            8,
+            &hw,
+        );
+        assert!((sixteen.iter_l2 - aligned.iter_l2 - 384.0 * 13.0).abs() < 1e-9);
     }
 }
