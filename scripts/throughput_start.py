@@ -20,9 +20,9 @@ other sets.
 Why a copy of the model's formula remains here: Nelder-Mead evaluates it ~10^4 times over
 thousands of configs; through the binary that is one process per shape and evaluation
 (~40 ms), hours instead of seconds. So `predict` below is a numpy copy of
-src/model/throughput.rs for the origami family with the constants this fit moves (the
+crates/origami-core/src/model/throughput.rs for the origami family with the constants this fit moves (the
 others at their defaults: no p-norm, no wgmma, no fill transfer), and it needs two rules it
-does not own: blocks per SM (src/model/occupancy.rs), and the origami kernel's warp grid,
+does not own: blocks per SM (crates/origami-core/src/model/occupancy.rs), and the origami kernel's warp grid,
 which it reads from its owner (`origami-bench configs`, the origami family's listing). The
 refit score at the end is the check that the copy still ranks like the Rust model.
 
@@ -55,7 +55,7 @@ FITTED = [("tp_mma_cycles", 3.0), ("tp_warp_mma_cycles", 20.0),
 SMEM_BYTES_PER_CYCLE = 128.0   # tp_smem_bytes_per_cycle
 MMA_ATOM = (16, 8, 16)         # m16n8k16, the origami kernel's mma.sync
 ELEMENT_BYTES = 2              # fp16
-# Occupancy rules of src/model/occupancy.rs (CUDA's per-architecture limits).
+# Occupancy rules of crates/origami-core/src/model/occupancy.rs (CUDA's per-architecture limits).
 RESERVED_SMEM_PER_BLOCK = 1024
 REGISTER_ALLOCATION_UNIT = 256
 MAX_WARPS_BLOCKS = {(7, 5): (32, 16), (8, 6): (48, 16), (8, 7): (48, 16), (8, 9): (48, 24)}

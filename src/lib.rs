@@ -3,18 +3,12 @@
 //! and pick GEMM tile configurations without autotuning.
 
 pub mod calibrate;
-pub mod constants;
-pub mod dtype;
-pub mod exit;
+pub mod device;
 pub mod gemm;
 pub mod gpu;
-pub mod hw;
-pub mod input;
-pub mod model;
-pub mod output;
 pub mod perf;
-pub mod pick;
 pub mod report;
-pub mod setup;
-pub mod stats;
 pub mod usage;
+
+// The GPU-free core, under the paths the tools have always used.
+pub use origami_core::{constants, dtype, exit, hw, input, model, output, pick, setup, stats};

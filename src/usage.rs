@@ -10,7 +10,7 @@ use clap::error::ErrorKind;
 use clap::Command;
 
 use crate::exit::Exit;
-use crate::output::clap_display;
+use crate::output::write_stdout;
 
 /// Parse the process's command line for `tool`: the arguments, or the exit code once help,
 /// version or a one-line usage error has been printed.
@@ -111,6 +111,22 @@ fn walk(cmd: &Command, path: String, missing: &mut Vec<String>) {
         }
         walk(s, format!("{path} {}", s.get_name()), missing);
     }
+}
+
+/// What a clap parse error means for a tool: `Ok(exit)` when it was `--help` or
+/// `--version` and the text was written (exit 0) or could not be (`tool: error: ...` on
+/// stderr, exit 1); `Err(e)` for a usage error, which `usage::parse_args` reports.
+pub fn clap_display(tool: &str, e: clap::Error) -> Result<Exit, clap::Error> {
+    if e.use_stderr() {
+        return Err(e);
+    }
+    Ok(match write_stdout(&e.render().to_string()) {
+        Ok(()) => Exit::Ok,
+        Err(f) => {
+            eprintln!("{tool}: error: {}", f.msg);
+            f.exit
+        }
+    })
 }
 
 #[cfg(test)]

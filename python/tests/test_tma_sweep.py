@@ -34,7 +34,7 @@ def test_text_form_matches_the_rust_model():
     on = TmaConfig(128, 256, 64, 8, 8, 3, WARP_SPECIALIZE=True, FLATTEN=True,
                    EPILOGUE_SUBTILE=True)
     assert on.text() == "128x256x64,g8,w8,s3,flatten,warp_specialize,epilogue_subtile"
-    # switch words in any order, printed in the model's order (src/model/problem.rs test)
+    # switch words in any order, printed in the model's order (crates/origami-core/src/model/problem.rs test)
     t = parse_text("128x256x64,g8,w8,s3,epilogue_subtile,flatten")
     assert t.FLATTEN and t.EPILOGUE_SUBTILE and not t.WARP_SPECIALIZE
     assert t.text() == "128x256x64,g8,w8,s3,flatten,epilogue_subtile"

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use origami::device::detect_device;
 use origami::exit::{finish, help_line, Exit, Failure};
 use origami::pick::PickRequest;
 use origami::report::selection::{
     CsvWriter, JsonWriter, SelectionWriter, TextWriter, TritonWriter,
 };
-use origami::setup::{detect_device, override_file_from_env};
+use origami::setup::override_file_from_env;
 
 const EXAMPLES: &str = "Examples:
   origami-select 4096 4096 4096

@@ -2,10 +2,11 @@
 //! says more).
 
 pub mod bench;
-pub mod describe;
 pub mod font;
 pub mod plots;
 pub mod progress;
 pub mod refit;
 pub mod run;
-pub mod selection;
+
+// The selection's writers and the selector's description live in the GPU-free core.
+pub use origami_core::report::{describe, selection};

@@ -14,7 +14,7 @@ fp16 or bf16 in, the same type out, fp32 accumulation.
 `configs()` lists the space the project sweeps on Hopper; docs/triton-tma.md says which
 of it compiles for sm_90a in Triton 3.6. `TmaConfig.text()` and `parse_text()` write and
 read a config in the Rust model's text form (`Config`'s `Display` and `parse_config` in
-src/model/problem.rs): `128x256x64,g8,w8,s3[,flatten][,warp_specialize][,epilogue_subtile]`.
+crates/origami-core/src/model/problem.rs): `128x256x64,g8,w8,s3[,flatten][,warp_specialize][,epilogue_subtile]`.
 """
 from dataclasses import asdict, dataclass
 import itertools
@@ -82,7 +82,7 @@ _WHOLE = re.compile(r"[0-9]+")
 def parse_text(text):
     """A TmaConfig from the Rust model's text form `BMxBNxBK,gG,wW,sS[,switch...]`: the
     `g`, `w`, `s` parts are optional (defaults g1, w4, s3, as `parse_config` in
-    src/model/problem.rs) and the switches are the words of `SWITCH_WORDS`, in any order.
+    crates/origami-core/src/model/problem.rs) and the switches are the words of `SWITCH_WORDS`, in any order.
     Raises ValueError (one line) for anything else, or a config the kernel cannot take."""
     if not isinstance(text, str):
         raise ValueError(f"config must be text, got {type(text).__name__}")

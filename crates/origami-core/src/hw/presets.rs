@@ -9,11 +9,17 @@ use super::schema::HwDoc;
 
 /// (name, JSON text) of every embedded preset.
 pub const PRESETS: &[(&str, &str)] = &[
-    ("rtx4090", include_str!("../../calibrations/rtx4090.json")),
-    ("h100-sxm", include_str!("../../calibrations/h100-sxm.json")),
-    ("h200", include_str!("../../calibrations/h200.json")),
-    ("a100", include_str!("../../calibrations/a100.json")),
-    ("b200", include_str!("../../calibrations/b200.json")),
+    (
+        "rtx4090",
+        include_str!("../../../../calibrations/rtx4090.json"),
+    ),
+    (
+        "h100-sxm",
+        include_str!("../../../../calibrations/h100-sxm.json"),
+    ),
+    ("h200", include_str!("../../../../calibrations/h200.json")),
+    ("a100", include_str!("../../../../calibrations/a100.json")),
+    ("b200", include_str!("../../../../calibrations/b200.json")),
 ];
 
 /// The preset used when no GPU is present and none is named.

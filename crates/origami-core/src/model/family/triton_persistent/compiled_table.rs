@@ -14,7 +14,7 @@ use crate::model::family::table_rows;
 use crate::model::problem::{Config, Switches};
 
 /// The compiler's table (fp16), embedded.
-pub const TRITON_TMA_SM90_CSV: &str = include_str!("../../../../data/triton_tma_sm90.csv");
+pub const TRITON_TMA_SM90_CSV: &str = include_str!("../../../../../../data/triton_tma_sm90.csv");
 
 const HEADER: &str = "bm,bn,bk,w,s,ws,flatten,subtile,status,regs,spill_store_bytes,spill_load_bytes,shared_bytes,wgmma,tma_copies,tensormap_replace,ws_split,ptx_md5,error";
 
@@ -143,7 +143,10 @@ mod tests {
 
     #[test]
     fn the_bf16_subset_compiles_to_the_same_resources() {
-        let bf16 = parse(include_str!("../../../../data/triton_tma_sm90_bf16.csv")).unwrap();
+        let bf16 = parse(include_str!(
+            "../../../../../../data/triton_tma_sm90_bf16.csv"
+        ))
+        .unwrap();
         let fp16 = parse(TRITON_TMA_SM90_CSV).unwrap();
         assert!(bf16.len() > 100);
         for (k, v) in &bf16 {

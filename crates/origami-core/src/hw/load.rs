@@ -353,7 +353,7 @@ mod tests {
     fn constants_are_checked_in_both_forms_with_the_tables_rule() {
         let full = |constants: &str| {
             let mut v: serde_json::Value =
-                serde_json::from_str(include_str!("../../calibrations/a100.json")).unwrap();
+                serde_json::from_str(include_str!("../../../../calibrations/a100.json")).unwrap();
             v["constants"] = serde_json::from_str(constants).unwrap();
             v.to_string()
         };
@@ -390,7 +390,7 @@ mod tests {
     fn a_gpu_no_family_fits_is_refused() {
         let with = |field: &str, v: serde_json::Value| {
             let mut doc: serde_json::Value =
-                serde_json::from_str(include_str!("../../calibrations/a100.json")).unwrap();
+                serde_json::from_str(include_str!("../../../../calibrations/a100.json")).unwrap();
             doc["gpu"][field] = v;
             parse_str(&doc.to_string(), p()).map_err(|e| e.to_string())
         };

@@ -13,7 +13,7 @@ use crate::model::family::table_rows;
 use crate::model::problem::Config;
 
 /// The compiler's table, embedded.
-pub const TRITON_SM90_CSV: &str = include_str!("../../../../data/triton_sm90.csv");
+pub const TRITON_SM90_CSV: &str = include_str!("../../../../../../data/triton_sm90.csv");
 
 /// One config as compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

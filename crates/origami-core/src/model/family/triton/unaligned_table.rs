@@ -19,7 +19,7 @@ use super::compiled_table::TritonCompiled;
 
 /// The compiler's table, embedded.
 pub const TRITON_SM90_UNALIGNED_CSV: &str =
-    include_str!("../../../../data/triton_sm90_unaligned.csv");
+    include_str!("../../../../../../data/triton_sm90_unaligned.csv");
 
 /// Which of N and K lose Triton's multiple-of-16 specialisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

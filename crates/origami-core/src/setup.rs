@@ -242,22 +242,6 @@ impl Setup {
     }
 }
 
-/// Properties of GPU 0 when a driver and a GPU are present; `None` otherwise, or when
-/// `ORIGAMI_NO_GPU` is set (tests, and users who want the preset on a GPU machine).
-pub fn detect_device() -> Option<DeviceProps> {
-    if std::env::var_os("ORIGAMI_NO_GPU").is_some() {
-        return None;
-    }
-    use crate::gpu::probe;
-    if !probe::is_present(probe::Library::Driver) {
-        return None;
-    }
-    match probe::device_count() {
-        Ok(n) if n > 0 => probe::device_props(0).ok(),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,7 +339,7 @@ mod tests {
 
     #[test]
     fn a_full_document_says_it_supplies_the_hardware_and_what_it_overrides() {
-        let full = file("full.json", include_str!("../calibrations/h200.json"));
+        let full = file("full.json", include_str!("../../../calibrations/h200.json"));
         let shown = full.display().to_string();
         let mut r = req("a100", "triton", false);
         r.override_file = Some(full);

@@ -12,7 +12,7 @@ use crate::hw::GpuDesc;
 use crate::model::problem::Config;
 
 /// The compiler's table, embedded.
-pub const REGISTER_TABLE_CSV: &str = include_str!("../../../../data/gemm_registers.csv");
+pub const REGISTER_TABLE_CSV: &str = include_str!("../../../../../../data/gemm_registers.csv");
 
 /// One row of the table: registers per thread and stack frame bytes (> 0: spills).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use crate::exit::{Exit, Failure};
+use crate::exit::Failure;
 
 /// A number as an error message shows it: as Rust prints it when that is short, else in
 /// scientific notation (a subnormal or 1e300 would print hundreds of digits).
@@ -24,22 +24,6 @@ pub fn write_stdout(text: &str) -> Result<(), Failure> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(Failure::output)
-}
-
-/// What a clap parse error means for a tool: `Ok(exit)` when it was `--help` or
-/// `--version` and the text was written (exit 0) or could not be (`tool: error: ...` on
-/// stderr, exit 1); `Err(e)` for a usage error, which `usage::parse_args` reports.
-pub fn clap_display(tool: &str, e: clap::Error) -> Result<Exit, clap::Error> {
-    if e.use_stderr() {
-        return Err(e);
-    }
-    Ok(match write_stdout(&e.render().to_string()) {
-        Ok(()) => Exit::Ok,
-        Err(f) => {
-            eprintln!("{tool}: error: {}", f.msg);
-            f.exit
-        }
-    })
 }
 
 #[cfg(test)]

@@ -263,7 +263,10 @@ mod tests {
 
     #[test]
     fn a_full_document_supplies_the_gpu_whatever_the_preset() {
-        let p = tmp("full.json", include_str!("../../calibrations/h200.json"));
+        let p = tmp(
+            "full.json",
+            include_str!("../../../../calibrations/h200.json"),
+        );
         let r = resolve(&ResolveInput {
             gpu_name: Some("a100".into()),
             override_file: Some(p.clone()),

@@ -25,19 +25,19 @@ const FILES: [FittedFile; 3] = [
         family: "origami",
         major: 9,
         path: "calibrations/fitted/h200-origami.json",
-        text: include_str!("../../calibrations/fitted/h200-origami.json"),
+        text: include_str!("../../../../calibrations/fitted/h200-origami.json"),
     },
     FittedFile {
         family: "triton",
         major: 9,
         path: "calibrations/fitted/h200-triton-throughput.json",
-        text: include_str!("../../calibrations/fitted/h200-triton-throughput.json"),
+        text: include_str!("../../../../calibrations/fitted/h200-triton-throughput.json"),
     },
     FittedFile {
         family: "triton-tma",
         major: 9,
         path: "calibrations/fitted/h100-triton-tma.json",
-        text: include_str!("../../calibrations/fitted/h100-triton-tma.json"),
+        text: include_str!("../../../../calibrations/fitted/h100-triton-tma.json"),
     },
 ];
 

@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn seed_shapes_file_parses() {
-        let text = include_str!("../../data/seed_shapes.csv");
+        let text = include_str!("../../../../data/seed_shapes.csv");
         let v = parse_shapes(text, "seed_shapes.csv", Dtype::Fp16).unwrap();
         assert_eq!(v.len(), 23);
     }
