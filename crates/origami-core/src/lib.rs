@@ -8,9 +8,11 @@
 
 pub mod constants;
 pub mod dtype;
+pub mod engine;
 pub mod exit;
 pub mod hw;
 pub mod input;
+pub mod lru;
 pub mod model;
 pub mod output;
 pub mod pick;

@@ -342,7 +342,10 @@ impl PickJob {
                 }
                 None => {}
             }
-            let auto = self.summary(&choice, p.dtype, &selectors);
+            let auto = auto_summary(&self.set, &choice, |i| match selectors[i].get(&p.dtype) {
+                Some(Ok(s)) => Some(s.constants.scoring()),
+                _ => None,
+            });
             let report = SelectionReport::new(
                 choice.selection,
                 s,
@@ -365,42 +368,38 @@ impl PickJob {
         out.flush()?;
         Ok(())
     }
-
-    /// A set's choice as the writers report it (`None` for a single family).
-    fn summary(
-        &self,
-        choice: &Choice<'_>,
-        dtype: Dtype,
-        selectors: &[HashMap<Dtype, Member>],
-    ) -> Option<AutoSummary> {
-        if !self.set.is_choice() {
-            return None;
-        }
-        let entrants = self
-            .set
-            .members
-            .iter()
-            .zip(&choice.entrants)
-            .enumerate()
-            .map(|(i, (f, e))| Entrant {
-                family: f.name(),
-                scoring: match selectors[i].get(&dtype) {
-                    Some(Ok(s)) if e.is_ok() => Some(s.constants.scoring()),
-                    _ => None,
-                },
-                outcome: e.clone().map_err(|out| out.reason),
-            })
-            .collect();
-        Some(AutoSummary {
-            set: self.set.name,
-            chosen: self.set.members[choice.chosen].name(),
-            entrants,
-        })
-    }
 }
 
 /// One member's selector for one input type, or why it has none.
 type Member = Result<Selector<'static>, String>;
+
+/// A set's choice as the writers report it (`None` for a single family); `scoring(i)` is
+/// member `i`'s scoring mode when it has a selector for the shape's type.
+pub fn auto_summary(
+    set: &FamilySet,
+    choice: &Choice<'_>,
+    scoring: impl Fn(usize) -> Option<crate::model::Scoring>,
+) -> Option<AutoSummary> {
+    if !set.is_choice() {
+        return None;
+    }
+    let entrants = set
+        .members
+        .iter()
+        .zip(&choice.entrants)
+        .enumerate()
+        .map(|(i, (f, e))| Entrant {
+            family: f.name(),
+            scoring: if e.is_ok() { scoring(i) } else { None },
+            outcome: e.clone().map_err(|out| out.reason),
+        })
+        .collect();
+    Some(AutoSummary {
+        set: set.name,
+        chosen: set.members[choice.chosen].name(),
+        entrants,
+    })
+}
 
 #[cfg(test)]
 mod tests {
