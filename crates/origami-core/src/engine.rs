@@ -27,6 +27,10 @@ use crate::setup::{setup, variant_named, Setup, SetupRequest};
 /// Picks kept by default in an engine's cache.
 pub const DEFAULT_CACHE_ENTRIES: usize = 4096;
 
+/// The fewest shapes a thread of a batch takes (below it, threads cost more than they
+/// save: a pick takes tens of microseconds).
+pub const BATCH_CHUNK: usize = 64;
+
 /// What an engine is set up from: the same choices as `origami-select`'s flags.
 #[derive(Debug, Clone, Default)]
 pub struct EngineRequest {
@@ -366,20 +370,60 @@ impl Engine {
     }
 
     /// The picks of many shapes of one type, in order, each its own result (one bad shape
-    /// does not fail the others). Not cached: a batch is its own cache.
+    /// does not fail the others). Not cached: a batch is its own cache. Large batches are
+    /// split over the machine's cores (`std::thread::available_parallelism`), in chunks
+    /// of at least [`BATCH_CHUNK`] shapes; the picks do not depend on the split.
     pub fn select_batch(
         &self,
         shapes: &[(u64, u64, u64)],
         dtype: &str,
     ) -> Vec<Result<Pick, EngineError>> {
-        shapes
-            .iter()
-            .map(|&(m, n, k)| {
-                let p = self.problem(m, n, k, dtype)?;
-                let choice = self.choose(&p, false)?;
-                Ok(self.pick_of(&p, choice.selector, &choice.selection.pick))
-            })
-            .collect()
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.select_batch_on(shapes, dtype, threads)
+    }
+
+    /// [`Engine::select_batch`] on at most `threads` threads.
+    pub fn select_batch_on(
+        &self,
+        shapes: &[(u64, u64, u64)],
+        dtype: &str,
+        threads: usize,
+    ) -> Vec<Result<Pick, EngineError>> {
+        let one = |&(m, n, k): &(u64, u64, u64)| -> Result<Pick, EngineError> {
+            let p = self.problem(m, n, k, dtype)?;
+            let choice = self.choose(&p, false)?;
+            Ok(self.pick_of(&p, choice.selector, &choice.selection.pick))
+        };
+        let threads = threads.clamp(1, shapes.len().div_ceil(BATCH_CHUNK).max(1));
+        if threads == 1 {
+            return shapes.iter().map(one).collect();
+        }
+        let chunk = shapes.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = shapes
+                .chunks(chunk)
+                .map(|part| {
+                    let h = scope.spawn(move || part.iter().map(one).collect::<Vec<_>>());
+                    (part.len(), h)
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|(len, h)| match h.join() {
+                    Ok(v) => v,
+                    // A panic is a bug; it must not take the caller down with it: every
+                    // shape of the chunk reports it.
+                    Err(_) => (0..len)
+                        .map(|_| {
+                            Err(EngineError::Config {
+                                text: String::new(),
+                                why: "internal error while selecting a batch".into(),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect()
+        })
     }
 }
 
@@ -452,6 +496,21 @@ mod tests {
                 batch[i].as_ref().unwrap(),
                 &e.select(m, n, k, "bf16").unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn a_batch_split_over_threads_equals_one_thread() {
+        let e = engine("triton");
+        let shapes: Vec<(u64, u64, u64)> = (1..=300u64)
+            .map(|i| (i * 7, 64 * (1 + i % 40), 64 * (1 + (i * 13) % 50)))
+            .collect();
+        let one = e.select_batch_on(&shapes, "fp16", 1);
+        let four = e.select_batch_on(&shapes, "fp16", 4);
+        assert_eq!(one.len(), 300);
+        assert_eq!(four.len(), 300);
+        for (a, b) in one.iter().zip(&four) {
+            assert_eq!(a.as_ref().unwrap(), b.as_ref().unwrap());
         }
     }
 
