@@ -7,7 +7,7 @@ use origami_core::exit::{Exit, ToExit};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
-    _core,
+    origami_gemm,
     OrigamiError,
     pyo3::exceptions::PyValueError,
     "A bad input or a failed selection: `str(e)` is origami-select's one-line message, \

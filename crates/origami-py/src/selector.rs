@@ -263,8 +263,10 @@ impl Selector {
             }
         };
         let dtype = dtype_of(dtype)?;
-        let mut dims: Vec<(u64, u64, u64)> = Vec::new();
+        // Shapes whose M, N or K the engine cannot take (negative), by index, with why.
         let mut early: Vec<(usize, PyErr)> = Vec::new();
+        let mut dims: Vec<(u64, u64, u64)> = Vec::new();
+        let mut given: Vec<(i64, i64, i64)> = Vec::new();
         for (i, item) in shapes.try_iter()?.enumerate() {
             let (m, n, k): (i64, i64, i64) = item?.extract().map_err(|_| {
                 bad_input(
@@ -272,37 +274,37 @@ impl Selector {
                     format!("shape {i}: expected a sequence (M, N, K) of whole numbers"),
                 )
             })?;
+            given.push((m, n, k));
             match (dim(py, "M", m), dim(py, "N", n), dim(py, "K", k)) {
                 (Ok(m), Ok(n), Ok(k)) => dims.push((m, n, k)),
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
-                    if raise {
-                        return Err(bad_input(
-                            py,
-                            format!("shape {i} ({m}x{n}x{k}): {}", e.value(py)),
-                        ));
-                    }
                     early.push((i, e));
-                    dims.push((1, 1, 1));
+                    // A stand-in the engine refuses at once (M = 0).
+                    dims.push((0, 1, 1));
                 }
             }
         }
         let engine = Arc::clone(&self.engine);
         let results = py.allow_threads(|| batch(&engine, &dims, &dtype));
         let out = PyList::empty(py);
-        let mut bad = early.into_iter().map(|(i, _)| i).peekable();
+        let mut early = early.into_iter().peekable();
         for (i, r) in results.into_iter().enumerate() {
-            if bad.peek() == Some(&i) {
-                bad.next();
+            let (m, n, k) = given[i];
+            let shape = format!("shape {i} ({m}x{n}x{k})");
+            if early.peek().is_some_and(|(j, _)| *j == i) {
+                let (_, e) = early.next().expect("peeked");
+                if raise {
+                    return Err(bad_input(py, format!("{shape}: {}", e.value(py))));
+                }
                 out.append(py.None())?;
                 continue;
             }
             match r {
                 Ok(p) => out.append(Pick::new(p))?,
                 Err(e) if raise => {
-                    let (m, n, k) = dims[i];
                     return Err(crate::error::origami_error(
                         py,
-                        format!("shape {i} ({m}x{n}x{k}): {e}"),
+                        format!("{shape}: {e}"),
                         origami_core::exit::ToExit::exit_code(&e),
                     ));
                 }
