@@ -57,38 +57,47 @@ impl Pick {
     fn config(&self) -> &str {
         &self.inner.config_text
     }
+    /// BLOCK_SIZE_M: rows of C per program's tile.
     #[getter]
     fn block_m(&self) -> u32 {
         self.inner.config.block_m
     }
+    /// BLOCK_SIZE_N: columns of C per tile.
     #[getter]
     fn block_n(&self) -> u32 {
         self.inner.config.block_n
     }
+    /// BLOCK_SIZE_K: the K step of the main loop.
     #[getter]
     fn block_k(&self) -> u32 {
         self.inner.config.block_k
     }
+    /// GROUP_SIZE_M: rows of tiles in a launch-order group.
     #[getter]
     fn group_m(&self) -> u32 {
         self.inner.config.group_m
     }
+    /// Warps per program.
     #[getter]
     fn num_warps(&self) -> u32 {
         self.inner.config.num_warps
     }
+    /// Software-pipeline stages (operand buffers).
     #[getter]
     fn num_stages(&self) -> u32 {
         self.inner.config.num_stages
     }
+    /// WARP_SPECIALIZE of the persistent kernel (False elsewhere).
     #[getter]
     fn warp_specialize(&self) -> bool {
         self.inner.config.switches.warp_specialize
     }
+    /// FLATTEN of the persistent kernel (False elsewhere).
     #[getter]
     fn flatten(&self) -> bool {
         self.inner.config.switches.flatten
     }
+    /// EPILOGUE_SUBTILE of the persistent kernel (False elsewhere).
     #[getter]
     fn epilogue_subtile(&self) -> bool {
         self.inner.config.switches.epilogue_subtile
@@ -139,6 +148,7 @@ impl Pick {
         }
         Ok(d)
     }
+    /// `Pick(MxNxK dtype: family config, predicted us)`.
     fn __repr__(&self) -> String {
         let p = &self.inner;
         format!(

@@ -20,6 +20,13 @@ use crate::pick::Pick;
 const SHAPES_PER_THREAD: usize = 256;
 
 /// Picks GEMM configs for one GPU and one kernel family (or set), as origami-select does.
+///
+/// family: triton, triton-tma, triton-auto, origami, seed. gpu: a preset name
+/// (preset_names()). hw_file: a hardware file (TRITONBLAS_HW_PARAMS's format). model:
+/// origami-select's --model. no_fitted: leave out the family's fitted constants. device:
+/// a dict of DeviceProps fields (a missing one taken from the preset matching its name),
+/// or "torch"/"cuda" to read GPU 0 through torch.cuda.get_device_properties (see
+/// origami_gemm._device). cache_size: picks kept by select()'s LRU cache (0: none).
 #[pyclass(module = "origami_gemm._core", frozen)]
 pub struct Selector {
     engine: Arc<Engine>,
@@ -330,6 +337,7 @@ impl Selector {
         self.engine.clear_cache();
     }
 
+    /// `Selector(family=..., model=..., gpu=...)`.
     fn __repr__(&self) -> String {
         let h = self.engine.hardware();
         format!(
