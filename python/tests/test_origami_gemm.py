@@ -247,3 +247,38 @@ def test_torch_device_fields():
     assert _device.missing_fields(d) == ["mem_clock_mhz"]
     sel = og.Selector(device=d)
     assert sel.hardware["mem_clock_mhz"] == 2619.0  # the h100-sxm preset's
+
+
+class _TorchProps:
+    name = "Mystery GPU"
+    major, minor = 9, 0
+    multi_processor_count = 100
+    L2_cache_size = 50 << 20
+    shared_memory_per_block_optin = 232448
+    regs_per_multiprocessor = 65536
+    memory_bus_width = 5120
+    # no clock_rate / memory_clock_rate, as on builds that do not report them
+
+
+def test_device_torch_reads_gpu0_or_falls_back_with_a_warning(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.warns(RuntimeWarning, match="no CUDA GPU"):
+        sel = og.Selector(device="torch")
+    assert sel.device is None and sel.hardware["used_default_preset"]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: _TorchProps())
+    # Clocks missing and no preset matches the name: no numbers invented.
+    with pytest.warns(RuntimeWarning, match="sm_clock_mhz, mem_clock_mhz"):
+        sel = og.Selector(device="cuda")
+    assert sel.device is None and sel.hardware["used_default_preset"]
+    # A name a preset matches: the clocks come from it, the rest from torch.
+    monkeypatch.setattr(_TorchProps, "name", "NVIDIA H200")
+    sel = og.Selector(device="torch", family="triton-tma")
+    h200 = og.Selector(gpu="h200").hardware
+    assert sel.device["sm_count"] == 100 and sel.hardware["sm_count"] == 100
+    assert sel.device["sm_clock_mhz"] == sel.hardware["sm_clock_mhz"] == h200["sm_clock_mhz"]
+    assert sel.device["mem_clock_mhz"] == h200["mem_clock_mhz"]
+    assert sel.select(4096, 4096, 4096).num_programs == 100
