@@ -3,9 +3,11 @@
 //! picks, rankings, scores, explanations and batches. Rust work runs with the GIL released
 //! where it can take long (setup, batches); a batch is split across the machine's cores.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use origami_core::dtype::Dtype;
 use origami_core::engine::{Engine, EngineError, EngineRequest, Pick as CorePick};
 use origami_core::hw::DeviceProps;
 use pyo3::prelude::*;
@@ -18,6 +20,15 @@ use crate::pick::Pick;
 
 /// Shapes below this many per thread are not worth a thread of their own.
 const SHAPES_PER_THREAD: usize = 256;
+
+/// The Python `Pick` objects of recent `select` calls, in front of the engine's LRU cache:
+/// a hit returns the same (frozen) object without copying the pick out of the engine.
+/// When full it is emptied (the engine's cache still holds the picks).
+#[derive(Default)]
+struct Front {
+    picks: HashMap<(u64, u64, u64, Dtype), Py<Pick>>,
+    hits: u64,
+}
 
 /// Picks GEMM configs for one GPU and one kernel family (or set), as origami-select does.
 ///
@@ -32,6 +43,8 @@ pub struct Selector {
     engine: Arc<Engine>,
     device: Option<DeviceProps>,
     model: String,
+    front: Mutex<Front>,
+    front_capacity: usize,
 }
 
 fn device_arg(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DeviceProps>> {
@@ -105,6 +118,8 @@ impl Selector {
             engine: Arc::new(engine),
             device,
             model: model.to_string(),
+            front: Mutex::new(Front::default()),
+            front_capacity: cache_size,
         })
     }
 
@@ -184,12 +199,29 @@ impl Selector {
         n: i64,
         k: i64,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Pick> {
+    ) -> PyResult<Py<Pick>> {
         let (m, n, k, dtype) = args(py, m, n, k, dtype)?;
-        self.engine
+        let key = dtype.parse::<Dtype>().ok().map(|d| (m, n, k, d));
+        if let Some(key) = &key {
+            let mut front = self.front.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(hit) = front.picks.get(key).map(|p| p.clone_ref(py)) {
+                front.hits += 1;
+                return Ok(hit);
+            }
+        }
+        let pick = self
+            .engine
             .select(m, n, k, &dtype)
-            .map(Pick::new)
-            .map_err(|e| engine_error(py, &e))
+            .map_err(|e| engine_error(py, &e))?;
+        let pick = Py::new(py, Pick::new(pick))?;
+        if let Some(key) = key.filter(|_| self.front_capacity > 0) {
+            let mut front = self.front.lock().unwrap_or_else(|e| e.into_inner());
+            if front.picks.len() >= self.front_capacity {
+                front.picks.clear();
+            }
+            front.picks.insert(key, pick.clone_ref(py));
+        }
+        Ok(pick)
     }
 
     /// The `top` best configs of the chosen family, best first (--top).
@@ -324,6 +356,7 @@ impl Selector {
     /// The pick cache: {"hits", "misses", "size", "capacity"}.
     fn cache_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (hits, misses, size, capacity) = self.engine.cache_stats();
+        let hits = hits + self.front.lock().unwrap_or_else(|e| e.into_inner()).hits;
         let d = PyDict::new(py);
         d.set_item("hits", hits)?;
         d.set_item("misses", misses)?;
@@ -334,6 +367,8 @@ impl Selector {
 
     /// Empty the pick cache.
     fn cache_clear(&self) {
+        let mut front = self.front.lock().unwrap_or_else(|e| e.into_inner());
+        *front = Front::default();
         self.engine.clear_cache();
     }
 
