@@ -11,8 +11,8 @@
   * and, when the `nvidia-matmul-heuristics` package (NVIDIA's nvMatmulHeuristics) is
     importable, its Python query on the same machine, for comparison.
 
-Not a test: it prints numbers. Usage (the extension built, e.g. `maturin develop --release
--m crates/origami-py/Cargo.toml`):  python benches/python_select.py [--gpu h100-sxm]
+Not a test: it prints numbers. Usage (the extension built, e.g. `maturin develop --release`
+at the repository root):  python benches/python_select.py [--gpu h100-sxm]
 """
 import argparse
 import json

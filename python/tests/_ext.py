@@ -18,7 +18,7 @@ def load():
         if REQUIRED:
             raise
         pytest.skip(f"origami_gemm's extension is not built ({e}); "
-                    "maturin develop --release -m crates/origami-py/Cargo.toml",
+                    "maturin develop --release (at the repository root)",
                     allow_module_level=True)
     return origami_gemm
 
