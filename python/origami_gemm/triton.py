@@ -152,19 +152,19 @@ def autotune(configs=None, key=("M", "N", "K"), family="triton", selector=None, 
         try:
             m, n, k = (int(args[d]) for d in dims)
         except KeyError as e:
-            raise ValueError(f"origami_gemm.triton.autotune: no argument {e} (dims={dims})")
+            raise ValueError(f"origami_gemm.triton.autotune: no argument {e} "
+                             f"(dims={dims})") from None
         dtype = _dtype_of(named_args, kwargs, dtype_arg)
         s = sel()
         if own_configs:
             pick = s.select(m, n, k, dtype)
             kept = [config_of(pick, skip=args, names=names)]
         else:
-            kept = []
             try:
                 pick = s.select(m, n, k, dtype)
                 kept = [c for c in configs if _matches(c, pick, names)][:1]
-            except ValueError:
-                pick = None
+            except ValueError:  # OrigamiError: no pick; score the configs instead
+                kept = []
             if not kept:
                 scored = []
                 for c in configs:
