@@ -62,11 +62,15 @@ import threading
 import time
 
 import triton
-import triton.language as tl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "triton"))
 from alignment import spec_key  # noqa: E402
 from bench_layout import write_folder  # noqa: E402
+
+# The tutorial kernel the `triton` family models: one definition for the sweep and for
+# origami_gemm.triton.matmul (python/origami_gemm/kernels/triton_classic.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from origami_gemm.kernels.triton_classic import matmul_kernel  # noqa: E402
 
 REL_TOL = 2e-3
 GRAPH_BELOW_US = 100.0     # probe time under which a config is timed with CUDA graphs
@@ -75,46 +79,6 @@ EVENT_TARGET_US = 15000.0  # GPU time per config in event mode (good configs)
 SLOW_FACTOR = 1.5          # slower than this x best so far ...
 SLOW_MIN_US = 2000.0       # ... and longer than this: one sample only
 BF_GROUP_M = 8
-
-
-@triton.jit(do_not_specialize=["M", "GROUP_SIZE_M"])
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
-                  GROUP_SIZE_M,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
-                  BLOCK_SIZE_K: tl.constexpr):
-    """C[M, N] (fp16, row-major) = A[M, K] (row-major) x B[N, K]^T (B K-contiguous)."""
-    # Grouped launch order: GROUP_SIZE_M rows of tiles, M fastest inside a group.
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    # A tile [BLOCK_M, BLOCK_K]; B tile [BLOCK_K, BLOCK_N] read from the N x K layout.
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_n[None, :] * stride_bn + offs_k[:, None]
-    m_ok = offs_m[:, None] < M
-    n_ok = offs_n[None, :] < N
-
-    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        k_left = K - k * BLOCK_SIZE_K
-        a = tl.load(a_ptrs, mask=m_ok & (offs_k[None, :] < k_left), other=0.0)
-        b = tl.load(b_ptrs, mask=n_ok & (offs_k[:, None] < k_left), other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_SIZE_K
-        b_ptrs += BLOCK_SIZE_K
-
-    c = acc.to(tl.float16)
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
-    tl.store(c_ptrs, c, mask=m_ok & n_ok)
 
 
 # ----------------------------------------------------------------------------- inputs

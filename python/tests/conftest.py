@@ -1,5 +1,5 @@
 """The Python tests run on a CPU under Triton's interpreter: TRITON_INTERPRET=1 must be set
-before triton is imported, and `python/` must be on sys.path (`import origami`)."""
+before triton is imported, and `python/` must be on sys.path (`import origami_gemm`)."""
 import os
 import sys
 

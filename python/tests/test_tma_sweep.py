@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "triton"))
 import tma_layout  # noqa: E402
 import tma_sweep  # noqa: E402
 from bench_layout import CONFIG_COLUMNS, SHAPE_COLUMNS  # noqa: E402
-from origami.kernels.triton_tma import TmaConfig, configs, parse_text  # noqa: E402
+from origami_gemm.kernels.triton_tma import TmaConfig, configs, parse_text  # noqa: E402
 
 
 def test_text_form_round_trips_over_the_whole_space():

@@ -5,8 +5,8 @@ import os
 import pytest
 import torch
 
-from origami.kernels import triton_tma
-from origami.kernels.triton_tma import TmaConfig, configs, matmul
+from origami_gemm.kernels import triton_tma
+from origami_gemm.kernels.triton_tma import TmaConfig, configs, matmul
 
 if os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("these tests need TRITON_INTERPRET=1 (CPU tensors, Triton's interpreter)",

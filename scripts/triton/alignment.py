@@ -20,7 +20,8 @@ N = 1 or K = 1 make those arguments the constant 1: a variant of their own (`spe
 tells it apart; the model treats it as the unaligned class of that dimension).
 """
 
-# Positions of the kernel's arguments (scripts/triton_sweep.py, matmul_kernel).
+# Positions of the kernel's arguments (matmul_kernel,
+# python/origami_gemm/kernels/triton_classic.py).
 A_PTR, B_PTR, C_PTR, ARG_M, ARG_N, ARG_K, STRIDE_AM, STRIDE_BN, STRIDE_CM = range(9)
 POINTERS = (A_PTR, B_PTR, C_PTR)
 N_ARGS = (ARG_N, STRIDE_CM)                # equal to N for a contiguous C

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does Triton compile the `triton-tma` kernel differently when K is not a multiple of 16?
 
-Compiles python/origami/kernels/triton_tma.py for sm_90a on a CPU (as tma_ptxas_stats.py
+Compiles python/origami_gemm/kernels/triton_tma.py for sm_90a on a CPU (as tma_ptxas_stats.py
 does) twice per config: with K and the row strides of A and B marked divisible by 16 (what
 Triton's launcher specializes for K = 4096) and without (K = 3000, 4104), and prints the
 shared memory, TMA copies, global loads, wgmma count and whether the PTX code (debug lines
@@ -20,7 +20,7 @@ import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-from origami.kernels.triton_tma import matmul_tma_persistent_kernel  # noqa: E402
+from origami_gemm.kernels.triton_tma import matmul_tma_persistent_kernel  # noqa: E402
 
 NAMES = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn", "stride_cm",
          "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "NUM_PROGRAMS",

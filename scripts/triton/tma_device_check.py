@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run the persistent TMA matmul (python/origami/kernels/triton_tma.py) on a CUDA device:
+"""Run the persistent TMA matmul (python/origami_gemm/kernels/triton_tma.py) on a CUDA device:
 for each config of a listing and each shape, launch it into a NaN-poisoned output, compare
 with torch's fp32 product (relative Frobenius error), and time it (median of CUDA-event
 timed launches). Also the configs the compile table (data/triton_tma_sm90.csv) marks as
@@ -26,7 +26,7 @@ TOO_BIG = [(128, 256, 64, 8, 4, False)]   # 262176 B of shared memory without th
 
 def main():
     import torch
-    from origami.kernels.triton_tma import TmaConfig, matmul
+    from origami_gemm.kernels.triton_tma import TmaConfig, matmul
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--dtype", nargs="+", default=["fp16", "bf16"])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Probe of Triton's Hopper matmul (python/origami/kernels/triton_tma.py) on a GPU: which
+"""Probe of Triton's Hopper matmul (python/origami_gemm/kernels/triton_tma.py) on a GPU: which
 of its switches (warp specialization, flatten, epilogue subtiling) compile and help, and
 how close its tiles come to cuBLAS, before the full brute-force sweep.
 
@@ -72,7 +72,7 @@ def wide_configs(switch_settings=WIDE_SWITCHES):
     settings (default: all off; flatten; warp specialization with flatten), less operand
     rings over sm_90's shared memory less 4 KiB: the ceiling of the family on a shape
     list, not yet the full sweep space."""
-    from origami.kernels.triton_tma import TmaConfig
+    from origami_gemm.kernels.triton_tma import TmaConfig
     out = []
     for bm, bn, bk, w, s in itertools.product((64, 128, 256), (64, 128, 256), (64, 128),
                                               (4, 8), (3, 4, 5)):
@@ -96,7 +96,7 @@ def listed_shapes(root, name, min_m, dtype):
 
 
 def probe_configs(quick):
-    from origami.kernels.triton_tma import TmaConfig
+    from origami_gemm.kernels.triton_tma import TmaConfig
     tiles = TILES[:3] if quick else TILES
     out = []
     for (bm, bn, bk, w, s), (ws, fl, st) in itertools.product(
@@ -111,7 +111,7 @@ def torch_dtype(torch, name):
 
 def launcher(cfg, a, b, c, programs):
     import triton
-    from origami.kernels.triton_tma import matmul_tma_persistent_kernel
+    from origami_gemm.kernels.triton_tma import matmul_tma_persistent_kernel
     M, K = a.shape
     N = b.shape[0]
     tiles = triton.cdiv(M, cfg.BLOCK_SIZE_M) * triton.cdiv(N, cfg.BLOCK_SIZE_N)
@@ -137,7 +137,7 @@ def _compile_one(args):
     try:
         import torch
         import triton
-        from origami.kernels.triton_tma import _alloc
+        from origami_gemm.kernels.triton_tma import _alloc
         triton.set_allocator(_alloc(torch.device("cuda")))
         for name in dtypes:
             dt = torch_dtype(torch, name)
@@ -198,8 +198,8 @@ def main():
     import torch
     import triton
     from triton_sweep import ClockSampler, Timer, smi
-    from origami.kernels import triton_tma
-    from origami.kernels.triton_tma import _alloc
+    from origami_gemm.kernels import triton_tma
+    from origami_gemm.kernels.triton_tma import _alloc
 
     dev = torch.device("cuda")
     programs = torch.cuda.get_device_properties(dev).multi_processor_count
@@ -224,7 +224,7 @@ def main():
     kernel_sha = hashlib.sha256(open(triton_tma.__file__, "rb").read()).hexdigest()
     info = {"gpu": torch.cuda.get_device_name(dev), "sms": programs,
             "torch": torch.__version__, "triton": triton.__version__,
-            "kernel_file": "python/origami/kernels/triton_tma.py",
+            "kernel_file": "python/origami_gemm/kernels/triton_tma.py",
             "kernel_sha256": kernel_sha, "smi_before": smi(), "configs": len(cfgs),
             "shapes": shapes, "group_m": GROUP_M}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile the persistent TMA matmul (python/origami/kernels/triton_tma.py) for sm_90a on a
+"""Compile the persistent TMA matmul (python/origami_gemm/kernels/triton_tma.py) for sm_90a on a
 CPU (no GPU needed) and record, for every config of a listing: ptxas's registers and
 spill stores/loads, Triton's shared-memory figure, whether the PTX has wgmma
 (`wgmma.mma_async`), TMA copies (`cp.async.bulk.tensor`) and device-side descriptor
@@ -56,7 +56,7 @@ def one(job):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    from origami.kernels.triton_tma import matmul_tma_persistent_kernel
+    from origami_gemm.kernels.triton_tma import matmul_tma_persistent_kernel
     names = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn", "stride_cm",
              "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "NUM_PROGRAMS",
              "WARP_SPECIALIZE", "FLATTEN", "EPILOGUE_SUBTILE"]
@@ -118,7 +118,7 @@ def triton_version():
 
 
 def listing(only=()):
-    from origami.kernels.triton_tma import configs
+    from origami_gemm.kernels.triton_tma import configs
     seen, out = set(), []
     for c in configs(group_sizes=(8,)):
         if only and not any(o in c.key() for o in only):
@@ -149,7 +149,7 @@ def main():
     t0 = time.time()
     tmp = a.out + ".part"
     with mp.get_context("spawn").Pool(a.jobs) as pool, open(tmp, "w", newline="") as f:
-        f.write(f"# Persistent TMA matmul (python/origami/kernels/triton_tma.py), {a.dtype}, "
+        f.write(f"# Persistent TMA matmul (python/origami_gemm/kernels/triton_tma.py), {a.dtype}, "
                 f"GROUP_SIZE_M {a.group}, NUM_PROGRAMS {a.programs}, compiled for sm_90a by "
                 f"Triton {triton_version()} on a CPU: python3 scripts/triton/tma_ptxas_stats.py "
                 f"{' '.join(sys.argv[1:])}\n")

@@ -3,7 +3,7 @@
 shape of a list, in fp16 and/or bf16, against cuBLAS, on one GPU.
 
 The kernel is Triton's persistent tensor-descriptor matmul of
-python/origami/kernels/triton_tma.py (C = A @ B^T, A M x K, B N x K, row-major). The
+python/origami_gemm/kernels/triton_tma.py (C = A @ B^T, A M x K, B N x K, row-major). The
 pieces are tma_probe.py's (compile pool, launcher, NaN-poisoned verification, timer,
 NVML clock sampler); this script adds the run around them:
 
@@ -102,7 +102,7 @@ def read_config_file(path):
     """The configs of a CSV with a `config` column (the Rust model's text form; '#' lines
     are comments, other columns ignored), in order, duplicates dropped. ValueError (one
     line, naming file and line) for a bad file or config."""
-    from origami.kernels.triton_tma import parse_text
+    from origami_gemm.kernels.triton_tma import parse_text
     try:
         with open(path, newline="") as f:
             lines = [(i + 1, line) for i, line in enumerate(f)
@@ -491,8 +491,8 @@ def run(args, plan):
     import torch
     import triton
     from triton_sweep import GRAPH_BELOW_US, ClockSampler, Timer, smi
-    from origami.kernels import triton_tma
-    from origami.kernels.triton_tma import _alloc
+    from origami_gemm.kernels import triton_tma
+    from origami_gemm.kernels.triton_tma import _alloc
 
     t_start = time.time()
     deadline = t_start + args.deadline_s if args.deadline_s else float("inf")
@@ -537,7 +537,7 @@ def run(args, plan):
             "torch": torch.__version__, "torch_cuda": torch.version.cuda,
             "triton": triton.__version__, "python": sys.version.split()[0],
             "git_commit": git_commit(),
-            "kernel_file": "python/origami/kernels/triton_tma.py",
+            "kernel_file": "python/origami_gemm/kernels/triton_tma.py",
             "kernel_sha256": sha256(triton_tma.__file__),
             "script_sha256": sha256(os.path.abspath(__file__)),
             "smi_before": smi(),

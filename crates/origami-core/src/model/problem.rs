@@ -89,7 +89,7 @@ pub struct Config {
 }
 
 /// Compile-time switches of Triton's persistent tensor-descriptor kernel on Hopper
-/// (python/origami/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go to the tile
+/// (python/origami_gemm/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go to the tile
 /// loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. Written after the launch
 /// as whole words (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -58,7 +58,8 @@ impl KernelFamily for TritonFamily {
     fn name(&self) -> &'static str {
         NAME
     }
-    /// `matmul_kernel` (the tutorial kernel of scripts/triton_sweep.py).
+    /// `matmul_kernel` (the tutorial kernel, python/origami_gemm/kernels/triton_classic.py,
+    /// which scripts/triton_sweep.py times).
     fn triton_kernel(&self) -> Option<&'static str> {
         Some("matmul_kernel")
     }

@@ -1,5 +1,5 @@
 //! The `triton-tma` kernel family: Triton's persistent matmul with device-side tensor
-//! descriptors on Hopper (python/origami/kernels/triton_tma.py; the kernel of Triton's
+//! descriptors on Hopper (python/origami_gemm/kernels/triton_tma.py; the kernel of Triton's
 //! persistent-matmul tutorial, rewritten in the project, docs/triton-tma.md). One program
 //! per SM walks the output tiles in grouped order; TMA loads A and B into a ring of
 //! `num_stages` buffers, `wgmma` multiplies, a TMA store writes C.
@@ -64,7 +64,7 @@ impl KernelFamily for TritonTmaFamily {
     fn name(&self) -> &'static str {
         NAME
     }
-    /// `matmul_tma_persistent_kernel` (python/origami/kernels/triton_tma.py).
+    /// `matmul_tma_persistent_kernel` (python/origami_gemm/kernels/triton_tma.py).
     fn triton_kernel(&self) -> Option<&'static str> {
         Some("matmul_tma_persistent_kernel")
     }

@@ -10,7 +10,7 @@
 //! `kernels[d["kernel"]][tuple(d["grid"])](a, b, c, ..., **d["kwargs"])`. The persistent
 //! kernel's kwargs add its constexprs WARP_SPECIALIZE, FLATTEN, EPILOGUE_SUBTILE and
 //! NUM_PROGRAMS (the GPU's SM count, as `matmul()` in
-//! python/origami/kernels/triton_tma.py launches it); its grid is min(NUM_PROGRAMS,
+//! python/origami_gemm/kernels/triton_tma.py launches it); its grid is min(NUM_PROGRAMS,
 //! tiles), the tutorial kernel's one program per output tile.
 
 use std::io::{self, Write};

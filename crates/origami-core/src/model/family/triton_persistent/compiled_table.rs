@@ -1,6 +1,6 @@
 //! What Triton's compiler made of each config of the `triton-tma` family on Hopper:
 //! registers per thread, spill bytes, shared memory, or why it did not compile. The
-//! persistent tensor-descriptor matmul (python/origami/kernels/triton_tma.py) compiled for
+//! persistent tensor-descriptor matmul (python/origami_gemm/kernels/triton_tma.py) compiled for
 //! sm_90a by Triton 3.6.0 on a CPU at GROUP_SIZE_M 8 (`scripts/triton/tma_ptxas_stats.py`),
 //! embedded as `data/triton_tma_sm90.csv` (fp16; the bf16 subset of
 //! `data/triton_tma_sm90_bf16.csv` compiles to the same resources, checked by a test).

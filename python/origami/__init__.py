@@ -1,1 +1,0 @@
-"""origami: GEMM kernels and their configs (Python side)."""
