@@ -18,9 +18,6 @@ use crate::device::{device_from_dict, device_to_dict};
 use crate::error::{bad_input, engine_error};
 use crate::pick::Pick;
 
-/// Shapes below this many per thread are not worth a thread of their own.
-const SHAPES_PER_THREAD: usize = 256;
-
 /// The Python `Pick` objects of recent `select` calls, in front of the engine's LRU cache:
 /// a hit returns the same (frozen) object without copying the pick out of the engine.
 /// When full it is emptied (the engine's cache still holds the picks).
@@ -324,7 +321,7 @@ impl Selector {
             }
         }
         let engine = Arc::clone(&self.engine);
-        let results = py.allow_threads(|| batch(&engine, &dims, &dtype));
+        let results = py.allow_threads(|| engine.select_batch(&dims, &dtype));
         let out = PyList::empty(py);
         let mut early = early.into_iter().peekable();
         for (i, r) in results.into_iter().enumerate() {
@@ -405,40 +402,4 @@ fn args(
         dim(py, "K", k)?,
         dtype_of(dtype)?,
     ))
-}
-
-/// The engine's batch, split in contiguous chunks over the available cores.
-fn batch(
-    engine: &Engine,
-    dims: &[(u64, u64, u64)],
-    dtype: &str,
-) -> Vec<Result<CorePick, EngineError>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = cores.min(dims.len() / SHAPES_PER_THREAD).max(1);
-    if threads == 1 {
-        return engine.select_batch(dims, dtype);
-    }
-    let chunk = dims.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = dims
-            .chunks(chunk)
-            .map(|c| s.spawn(move || engine.select_batch(c, dtype)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(dims.chunks(chunk))
-            .flat_map(|(h, c)| {
-                h.join().unwrap_or_else(|_| {
-                    c.iter()
-                        .map(|&(m, n, k)| {
-                            Err(EngineError::Config {
-                                text: format!("{m}x{n}x{k}"),
-                                why: "the selection thread failed".into(),
-                            })
-                        })
-                        .collect()
-                })
-            })
-            .collect()
-    })
 }
