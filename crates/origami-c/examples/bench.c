@@ -7,7 +7,7 @@
  *   cargo build --release -p origami-c
  *   gcc -std=c11 -O2 -Wall -Wextra -Werror -Icrates/origami-c/include \
  *       crates/origami-c/examples/bench.c target/release/liborigami_c.a \
- *       -lpthread -ldl -lm -o target/select-bench
+ *       -lgcc_s -lutil -lrt -lpthread -lm -ldl -o target/select-bench
  *   ./target/select-bench [gpu-preset] [family]
  */
 

@@ -5,7 +5,7 @@
  *   cargo build --release -p origami-c
  *   gcc -std=c11 -Wall -Wextra -Werror -Icrates/origami-c/include \
  *       crates/origami-c/examples/select.c target/release/liborigami_c.a \
- *       -lpthread -ldl -lm -o target/select-example
+ *       -lgcc_s -lutil -lrt -lpthread -lm -ldl -o target/select-example
  *   ./target/select-example [gpu-preset] [family]
  *
  * Exits 0 when every call behaved as documented, 1 otherwise. */
