@@ -7,8 +7,8 @@
 //! in a thread-local last error on failure, and lets no panic cross into C.
 //! `docs/c-api.md` is the guide.
 
-pub mod boundary;
-pub mod last_error;
+mod boundary;
+mod last_error;
 pub mod pick;
 pub mod select;
 pub mod selector;

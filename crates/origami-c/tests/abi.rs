@@ -477,3 +477,46 @@ fn version_and_status_names() {
     assert_eq!(name(5), "UNKNOWN");
     assert_eq!(name(-1), "UNKNOWN");
 }
+
+#[test]
+fn a_hardware_file_is_read_as_the_cli_reads_tritonblas_hw_params() {
+    let root = common::repo_root();
+    let file = root.join("calibrations/h200.json");
+    let path = cstr(file.to_str().unwrap());
+    let family = cstr("triton");
+    let mut out = ptr::null_mut();
+    let status =
+        unsafe { origami_selector_new(path.as_ptr(), ptr::null(), family.as_ptr(), &mut out) };
+    assert_eq!(status, OrigamiStatus::Ok, "{}", last_error());
+    let sel = Sel(out);
+    let e = Engine::new(&EngineRequest {
+        hw_file: Some(file.clone()),
+        family: "triton".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let notice = unsafe { CStr::from_ptr(origami_selector_notice(sel.0)) };
+    assert_eq!(notice.to_str().unwrap(), e.notice().unwrap());
+    for &(m, n, k) in &shapes("data/seed_shapes.csv") {
+        assert_eq!(
+            sel.select(m, n, k, "fp16"),
+            expected(&e.select(m, n, k, "fp16"))
+        );
+    }
+    // A file that is not there fails as the engine does, with its message.
+    let missing = root.join("calibrations/no-such-file.json");
+    let cmissing = cstr(missing.to_str().unwrap());
+    let status =
+        unsafe { origami_selector_new(cmissing.as_ptr(), ptr::null(), family.as_ptr(), &mut out) };
+    let want = Engine::new(&EngineRequest {
+        hw_file: Some(missing),
+        family: "triton".into(),
+        ..Default::default()
+    })
+    .err()
+    .unwrap();
+    assert_eq!(status, OrigamiStatus::from(want.exit_code()));
+    assert_ne!(status, OrigamiStatus::Ok);
+    assert_eq!(last_error(), want.to_string());
+    assert!(out.is_null());
+}
