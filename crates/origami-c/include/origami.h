@@ -47,12 +47,14 @@ enum origami_status
    */
   ORIGAMI_STATUS_OK = 0,
   /**
-   * 1: a run-time failure (I/O while reading a file, an output that cannot be written).
+   * 1: a run-time failure (the tools' row for I/O that fails; here only an `--explain`
+   * document that cannot be serialized).
    */
   ORIGAMI_STATUS_RUNTIME = 1,
   /**
-   * 2: bad input: an unknown family, type or preset, a shape the family cannot run, a
-   * string that is not UTF-8 (the message is origami-select's).
+   * 2: bad input: an unknown family, model, type or preset, a hardware file that cannot
+   * be read or parsed, a shape the family cannot run, a string that is not UTF-8 (the
+   * message is origami-select's).
    */
   ORIGAMI_STATUS_BAD_INPUT = 2,
   /**

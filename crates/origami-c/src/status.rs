@@ -12,10 +12,12 @@ use origami_core::exit::Exit;
 pub enum OrigamiStatus {
     /// 0: done.
     Ok = 0,
-    /// 1: a run-time failure (I/O while reading a file, an output that cannot be written).
+    /// 1: a run-time failure (the tools' row for I/O that fails; here only an `--explain`
+    /// document that cannot be serialized).
     Runtime = 1,
-    /// 2: bad input: an unknown family, type or preset, a shape the family cannot run, a
-    /// string that is not UTF-8 (the message is origami-select's).
+    /// 2: bad input: an unknown family, model, type or preset, a hardware file that cannot
+    /// be read or parsed, a shape the family cannot run, a string that is not UTF-8 (the
+    /// message is origami-select's).
     BadInput = 2,
     /// 3: measurements did not settle (not returned by the selection calls; kept so that
     /// the table is the tools' table).

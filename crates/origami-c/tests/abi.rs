@@ -516,7 +516,50 @@ fn a_hardware_file_is_read_as_the_cli_reads_tritonblas_hw_params() {
     .err()
     .unwrap();
     assert_eq!(status, OrigamiStatus::from(want.exit_code()));
-    assert_ne!(status, OrigamiStatus::Ok);
+    assert_eq!(status, OrigamiStatus::BadInput, "as origami-select exits 2");
     assert_eq!(last_error(), want.to_string());
     assert!(out.is_null());
+}
+
+#[test]
+fn extreme_inputs_fail_cleanly_on_one_line() {
+    let big = u64::MAX;
+    for family in set_names() {
+        let sel = Sel::new(Some(GPU), family).unwrap();
+        for (m, n, k) in [
+            (big, big, big),
+            (big, 1, 1),
+            (1, big, 1),
+            (1, 1, big),
+            (1 << 40, 1 << 40, 1 << 40),
+            (0, 0, 0),
+            (1, 1, 1),
+            (7, 13, 4099),
+        ] {
+            for dtype in ["fp16", "fp8", "fp32", "nvfp4", "f\np16", " BF16 "] {
+                let results = [
+                    sel.select(m, n, k, dtype).map(|_| ()),
+                    sel.top(m, n, k, dtype, 4).map(|_| ()),
+                    sel.score(m, n, k, dtype, "64x64x64,g8,w4,s3").map(|_| ()),
+                    sel.batch(&[(m, n, k), (64, 64, 64)], dtype).0,
+                ];
+                for r in results {
+                    if let Err((status, msg)) = r {
+                        assert_ne!(
+                            status,
+                            OrigamiStatus::Internal,
+                            "{family} {m}x{n}x{k}: {msg}"
+                        );
+                        assert!(
+                            !msg.is_empty() && !msg.contains(char::is_control),
+                            "{msg:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let (status, msg) = Sel::new(Some("h100\nsxm"), "tri\nton").err().unwrap();
+    assert_eq!(status, OrigamiStatus::BadInput);
+    assert!(!msg.contains('\n') && msg.contains("\\n"), "{msg}");
 }
