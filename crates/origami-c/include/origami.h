@@ -97,7 +97,9 @@ typedef struct origami_selector origami_selector;
 
 /**
  * One ranked config of one shape, with what its launch needs. Plain data: copy it,
- * keep it, free nothing.
+ * keep it, free nothing. Laid out without implicit padding (8-byte fields, then 4-byte,
+ * then bytes, `reserved` filling the gap), so that `memcmp` of two picks compares their
+ * fields and nothing else.
  */
 typedef struct origami_pick {
   /**
@@ -106,6 +108,19 @@ typedef struct origami_pick {
   uint64_t m;
   uint64_t n;
   uint64_t k;
+  /**
+   * Programs of the launch (a persistent kernel: min(SMs, tiles)).
+   */
+  uint64_t grid;
+  /**
+   * Shared memory of the config, bytes.
+   */
+  uint64_t smem_bytes;
+  /**
+   * Predicted time, microseconds and GPU cycles.
+   */
+  double predicted_us;
+  double predicted_cycles;
   /**
    * BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K.
    */
@@ -119,6 +134,15 @@ typedef struct origami_pick {
   uint32_t num_warps;
   uint32_t num_stages;
   /**
+   * NUM_PROGRAMS of a persistent kernel (the GPU's SMs); -1 for a kernel that is not
+   * persistent.
+   */
+  int32_t num_programs;
+  /**
+   * Registers per thread of the config; -1 where the family's table has none.
+   */
+  int32_t registers;
+  /**
    * The compile-time switches of the `triton-tma` kernel (FLATTEN, WARP_SPECIALIZE,
    * EPILOGUE_SUBTILE); false for every other family.
    */
@@ -126,27 +150,9 @@ typedef struct origami_pick {
   bool warp_specialize;
   bool epilogue_subtile;
   /**
-   * NUM_PROGRAMS of a persistent kernel (the GPU's SMs); -1 for a kernel that is not
-   * persistent.
+   * Always zero.
    */
-  int32_t num_programs;
-  /**
-   * Programs of the launch (a persistent kernel: min(SMs, tiles)).
-   */
-  uint64_t grid;
-  /**
-   * Shared memory of the config, bytes.
-   */
-  uint64_t smem_bytes;
-  /**
-   * Registers per thread of the config; -1 where the family's table has none.
-   */
-  int32_t registers;
-  /**
-   * Predicted time, microseconds and GPU cycles.
-   */
-  double predicted_us;
-  double predicted_cycles;
+  uint8_t reserved[5];
   /**
    * The input type (`fp16`, `bf16`, ...).
    */

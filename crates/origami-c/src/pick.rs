@@ -25,7 +25,9 @@ pub struct OrigamiShape {
 }
 
 /// One ranked config of one shape, with what its launch needs. Plain data: copy it,
-/// keep it, free nothing.
+/// keep it, free nothing. Laid out without implicit padding (8-byte fields, then 4-byte,
+/// then bytes, `reserved` filling the gap), so that `memcmp` of two picks compares their
+/// fields and nothing else.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OrigamiPick {
@@ -33,6 +35,13 @@ pub struct OrigamiPick {
     pub m: u64,
     pub n: u64,
     pub k: u64,
+    /// Programs of the launch (a persistent kernel: min(SMs, tiles)).
+    pub grid: u64,
+    /// Shared memory of the config, bytes.
+    pub smem_bytes: u64,
+    /// Predicted time, microseconds and GPU cycles.
+    pub predicted_us: f64,
+    pub predicted_cycles: f64,
     /// BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K.
     pub block_m: u32,
     pub block_n: u32,
@@ -41,23 +50,18 @@ pub struct OrigamiPick {
     pub group_m: u32,
     pub num_warps: u32,
     pub num_stages: u32,
+    /// NUM_PROGRAMS of a persistent kernel (the GPU's SMs); -1 for a kernel that is not
+    /// persistent.
+    pub num_programs: i32,
+    /// Registers per thread of the config; -1 where the family's table has none.
+    pub registers: i32,
     /// The compile-time switches of the `triton-tma` kernel (FLATTEN, WARP_SPECIALIZE,
     /// EPILOGUE_SUBTILE); false for every other family.
     pub flatten: bool,
     pub warp_specialize: bool,
     pub epilogue_subtile: bool,
-    /// NUM_PROGRAMS of a persistent kernel (the GPU's SMs); -1 for a kernel that is not
-    /// persistent.
-    pub num_programs: i32,
-    /// Programs of the launch (a persistent kernel: min(SMs, tiles)).
-    pub grid: u64,
-    /// Shared memory of the config, bytes.
-    pub smem_bytes: u64,
-    /// Registers per thread of the config; -1 where the family's table has none.
-    pub registers: i32,
-    /// Predicted time, microseconds and GPU cycles.
-    pub predicted_us: f64,
-    pub predicted_cycles: f64,
+    /// Always zero.
+    pub reserved: [u8; 5],
     /// The input type (`fp16`, `bf16`, ...).
     pub dtype: [c_char; ORIGAMI_NAME_CAPACITY],
     /// The family whose kernel this config is for (a set's member for `triton-auto`).
@@ -69,7 +73,8 @@ pub struct OrigamiPick {
 }
 
 impl OrigamiPick {
-    /// All zeros: numbers 0, names empty (what a failed row of a batch holds).
+    /// What a failed row of a batch holds: numbers 0 (`num_programs` and `registers`
+    /// -1), switches false, names empty.
     pub const ZERO: OrigamiPick = OrigamiPick {
         m: 0,
         n: 0,
@@ -83,6 +88,7 @@ impl OrigamiPick {
         flatten: false,
         warp_specialize: false,
         epilogue_subtile: false,
+        reserved: [0; 5],
         num_programs: -1,
         grid: 0,
         smem_bytes: 0,
@@ -111,6 +117,7 @@ impl OrigamiPick {
             flatten: c.switches.flatten,
             warp_specialize: c.switches.warp_specialize,
             epilogue_subtile: c.switches.epilogue_subtile,
+            reserved: [0; 5],
             num_programs: p
                 .num_programs
                 .map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX)),
@@ -158,6 +165,14 @@ pub fn field_text(field: &[c_char]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pick_has_no_implicit_padding() {
+        let fields = 7 * 8 + 8 * 4 + 3 + 5 + 3 * ORIGAMI_NAME_CAPACITY + ORIGAMI_CONFIG_CAPACITY;
+        assert_eq!(std::mem::size_of::<OrigamiPick>(), fields);
+        assert_eq!(std::mem::size_of::<OrigamiPick>(), 288);
+        assert_eq!(std::mem::offset_of!(OrigamiPick, dtype), 96);
+    }
 
     #[test]
     fn names_fit_or_fail() {
