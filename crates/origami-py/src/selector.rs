@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use origami_core::dtype::Dtype;
-use origami_core::engine::{Engine, EngineError, EngineRequest, Pick as CorePick};
+use origami_core::engine::{Engine, EngineRequest, Pick as CorePick};
 use origami_core::hw::DeviceProps;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
