@@ -14,13 +14,22 @@ Usage: auto_check.py CLASSIC_DIR TMA_DIR TMA_PICKS.txt
 """
 
 import csv
+import gzip
 import os
 import statistics
 import sys
 
 
+
+def open_csv(path):
+    """A CSV file, or its gzipped copy (PATH.gz: the result folders gzip files over 100 kB)."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt", newline="")
+    return open(path, newline="")
+
+
 def rows(path):
-    with open(path) as f:
+    with open_csv(path) as f:
         return list(csv.DictReader(f))
 
 

@@ -12,9 +12,18 @@ Usage: python3 scripts/triton/tma_validate.py PICKS.txt RUN_DIR [RUN_DIR ...]
   PICKS.txt: origami-select's text batch output (columns M N K dtype pick predicted_us)
 """
 import csv
+import gzip
 import os
 import statistics
 import sys
+
+
+
+def open_csv(path):
+    """A CSV file, or its gzipped copy (PATH.gz: the result folders gzip files over 100 kB)."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt", newline="")
+    return open(path, newline="")
 
 
 def read_picks(path):
@@ -35,12 +44,12 @@ def main(argv):
     rows = []
     for run in argv[2:]:
         shapes = {}
-        with open(os.path.join(run, "shapes.csv")) as f:
+        with open_csv(os.path.join(run, "shapes.csv")) as f:
             for r in csv.DictReader(f):
                 shapes[(int(r["m"]), int(r["n"]), int(r["k"]), r["dtype"])] = (
                     r["set"], float(r["cublas_ms"]))
         times = {}
-        with open(os.path.join(run, "configs.csv")) as f:
+        with open_csv(os.path.join(run, "configs.csv")) as f:
             for r in csv.DictReader(f):
                 if r["passed"] == "1":
                     key = (int(r["m"]), int(r["n"]), int(r["k"]), r["dtype"])
