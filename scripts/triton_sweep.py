@@ -74,6 +74,12 @@ from origami_gemm.kernels.triton_classic import matmul_kernel  # noqa: E402
 
 REL_TOL = 2e-3
 GRAPH_BELOW_US = 100.0     # probe time under which a config is timed with CUDA graphs
+# A probe at or above GRAPH_BELOW_US but under this is probed twice more and the fastest
+# kept (as scripts/triton/tma_sweep.py does): a first launch's host costs can push the
+# probe of a kernel of a few microseconds over the graph threshold, and CUDA events around
+# back-to-back launches then time the host (results/h100/triton-auto/: a pick timed at
+# 87.1 us in events mode that took 9.9 us at another GROUP_SIZE_M).
+REPROBE_BELOW_US = 5000.0
 GRAPH_TARGET_US = 400.0    # GPU time per graph replay
 EVENT_TARGET_US = 15000.0  # GPU time per config in event mode (good configs)
 SLOW_FACTOR = 1.5          # slower than this x best so far ...
@@ -328,6 +334,8 @@ class Timer:
 
     def measure(self, run, best_us, t1):
         """(median us, samples, mode) after a probe launch that took t1 us."""
+        if GRAPH_BELOW_US <= t1 < REPROBE_BELOW_US:
+            t1 = min([t1] + [self.probe(run) for _ in range(2)])
         if t1 < GRAPH_BELOW_US:
             us, ts, n = self.graph(run, t1)
             return us, ts, f"graph{n}"

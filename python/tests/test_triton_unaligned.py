@@ -156,3 +156,37 @@ def test_stats_script_refuses_bad_arguments(tmp_path):
     r = subprocess.run([sys.executable, script, str(tmp_path / "x.csv")],
                        env={**env, "TRITON_INTERPRET": "1"}, capture_output=True, text=True)
     assert r.returncode != 0 and "unset TRITON_INTERPRET" in r.stderr
+
+
+@pytest.mark.parametrize("probes, used", [
+    ([150.0, 12.0, 30.0], 12.0),   # a slow first probe, then the kernel's time: graphs
+    ([150.0, 160.0, 140.0], 140.0),  # really above the threshold: the fastest of three
+    ([20.0], 20.0),                 # under the threshold: one probe, graphs
+    ([9000.0], 9000.0),             # long kernels: no second probe
+])
+def test_sweep_timer_reprobes_before_choosing_events(probes, used):
+    import triton_sweep as ts
+
+    class FakeTimer(ts.Timer):
+        def __init__(self, later):
+            self.later = list(later)
+            self.given = None
+
+        def probe(self, run):
+            return self.later.pop(0)
+
+        def graph(self, run, t1, replays=3):
+            self.given = ("graph", t1)
+            return t1, [t1] * replays, 4
+
+        def events(self, run, reps):
+            self.given = ("events", reps)
+            return [probes[-1]] * reps
+
+    t = FakeTimer(probes[1:])
+    us, samples, mode = t.measure(None, None, probes[0])
+    assert t.later == []
+    if used < ts.GRAPH_BELOW_US:
+        assert t.given == ("graph", used) and us == used and mode == "graph4"
+    else:
+        assert t.given[0] == "events" and mode.startswith("events")
