@@ -4,14 +4,15 @@
 //! constants fitted for Hopper (`hw::fitted`); and Triton's persistent TMA kernel
 //! (`triton-tma`) and the choice between the two Triton kernels (`triton-auto`: both
 //! families select, the faster pick wins), each with its family's fitted constants where
-//! there are some.
+//! there are some. `pick/...`: the pick alone as the library makes it (`Scope::Pick`: tiles
+//! whose lower bound cannot reach the tie band are not scored; the same pick).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use origami::dtype::Dtype;
 use origami::hw::presets::preset;
 use origami::model::family::{family, mma_sync_atom};
 use origami::model::latency::{predict, ModelInputs};
-use origami::model::{FamilySet, ModelConstants, Problem, Selector, Variant};
+use origami::model::{FamilySet, ModelConstants, Problem, Scope, Selector, Variant};
 
 fn bench_selection(c: &mut Criterion) {
     let doc = preset("h100-sxm").unwrap();
@@ -83,6 +84,33 @@ fn bench_selection(c: &mut Criterion) {
             b.iter(|| {
                 black_box(
                     auto.choose(black_box(&p), |i| Ok(&members[i]), false)
+                        .unwrap(),
+                )
+            })
+        });
+    }
+    // What a pick costs through the library (`Engine::select` uncached, `select_batch`):
+    // the same pick, tiles whose lower bound cannot reach the tie band skipped
+    // (`Scope::Pick`).
+    for (fam, label) in [
+        ("triton", "triton-throughput"),
+        ("origami", "origami-throughput"),
+        ("triton-tma", "triton-tma"),
+    ] {
+        let s = fitted_selector(fam);
+        for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            c.bench_function(&format!("pick/{label}/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(s.select_scoped(black_box(&p), Scope::Pick).unwrap()))
+            });
+        }
+    }
+    for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+        let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        c.bench_function(&format!("pick/triton-auto/{m}x{n}x{k}"), |b| {
+            b.iter(|| {
+                black_box(
+                    auto.choose_scoped(black_box(&p), |i| Ok(&members[i]), Scope::Pick)
                         .unwrap(),
                 )
             })

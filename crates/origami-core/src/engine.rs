@@ -16,7 +16,7 @@ use crate::hw::DeviceProps;
 use crate::lru::Lru;
 use crate::model::family_set::{Choice, FamilySet};
 use crate::model::problem::parse_config;
-use crate::model::select::Ranked;
+use crate::model::select::{Ranked, Scope};
 use crate::model::{Config, Problem, Selector};
 use crate::pick::{auto_summary, supported_dtype, PickError, SELECT_DTYPES};
 use crate::report::selection::json::report_json;
@@ -217,7 +217,7 @@ impl Engine {
         Ok(p)
     }
 
-    fn choose(&self, p: &Problem, with_rejected: bool) -> Result<Choice<'_>, EngineError> {
+    fn choose(&self, p: &Problem, scope: Scope) -> Result<Choice<'_>, EngineError> {
         let dtype = p.dtype;
         // A single family that cannot rank the type fails with the CLI's whole message
         // (built again only on that error path).
@@ -228,7 +228,7 @@ impl Engine {
         }
         Ok(self
             .set
-            .choose(p, |i| self.selector(i, dtype), with_rejected)
+            .choose_scoped(p, |i| self.selector(i, dtype), scope)
             .map_err(PickError::from)?)
     }
 
@@ -270,7 +270,7 @@ impl Engine {
         {
             return Ok(hit);
         }
-        let choice = self.choose(p, false)?;
+        let choice = self.choose(p, Scope::Pick)?;
         let pick = self.pick_of(p, choice.selector, &choice.selection.pick);
         self.cache
             .lock()
@@ -292,7 +292,7 @@ impl Engine {
             return Err(PickError::NoTop.into());
         }
         let p = self.problem(m, n, k, dtype)?;
-        let choice = self.choose(&p, false)?;
+        let choice = self.choose(&p, Scope::All)?;
         Ok(choice
             .selector
             .ranked(&choice.selection, top)
@@ -345,7 +345,7 @@ impl Engine {
     /// `origami-select M N K --explain --format json`'s document for one shape.
     pub fn explain(&self, m: u64, n: u64, k: u64, dtype: &str) -> Result<String, EngineError> {
         let p = self.problem(m, n, k, dtype)?;
-        let choice = self.choose(&p, false)?;
+        let choice = self.choose(&p, Scope::All)?;
         let auto = auto_summary(&self.set, &choice, |i| {
             self.selector(i, p.dtype)
                 .ok()
@@ -391,7 +391,7 @@ impl Engine {
     ) -> Vec<Result<Pick, EngineError>> {
         let one = |&(m, n, k): &(u64, u64, u64)| -> Result<Pick, EngineError> {
             let p = self.problem(m, n, k, dtype)?;
-            let choice = self.choose(&p, false)?;
+            let choice = self.choose(&p, Scope::Pick)?;
             Ok(self.pick_of(&p, choice.selector, &choice.selection.pick))
         };
         let threads = threads.clamp(1, shapes.len().div_ceil(BATCH_CHUNK).max(1));

@@ -11,7 +11,7 @@
 
 use crate::model::family::{family, KernelFamily, TritonFamily, TritonTmaFamily, FAMILY_NAMES};
 use crate::model::problem::Problem;
-use crate::model::select::{Ranked, Selection, Selector};
+use crate::model::select::{Ranked, Scope, Selection, Selector};
 
 /// `--family triton-auto`: the Triton kernel chosen per shape.
 pub const TRITON_AUTO: &str = "triton-auto";
@@ -192,12 +192,28 @@ impl FamilySet {
         selector: impl Fn(usize) -> Result<&'s Selector<'s>, String>,
         with_rejected: bool,
     ) -> Result<Choice<'s>, NoMember> {
+        let scope = if with_rejected {
+            Scope::WithRejected
+        } else {
+            Scope::All
+        };
+        self.choose_scoped(p, selector, scope)
+    }
+
+    /// [`FamilySet::choose`], each member selecting over `scope` (`Scope::Pick`: the same
+    /// winner and picks, fewer configs scored).
+    pub fn choose_scoped<'s>(
+        &self,
+        p: &Problem,
+        selector: impl Fn(usize) -> Result<&'s Selector<'s>, String>,
+        scope: Scope,
+    ) -> Result<Choice<'s>, NoMember> {
         let selections: Vec<Result<(Selection, &'s Selector<'s>), Out>> = self
             .entrants(p, selector)
             .into_iter()
             .map(|e| {
                 let s = e?;
-                let sel = s.select(p, with_rejected).map_err(|why| Out {
+                let sel = s.select_scoped(p, scope).map_err(|why| Out {
                     family: s.family.name(),
                     reason: why.to_string(),
                 })?;

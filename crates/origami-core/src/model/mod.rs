@@ -23,4 +23,4 @@ pub use family_set::FamilySet;
 pub use inputs::{ModelInputs, Variant};
 pub use latency::{predict, Breakdown};
 pub use problem::{Config, Problem, Switches};
-pub use select::{NoFiniteScore, Selection, Selector};
+pub use select::{NoFiniteScore, Scope, Selection, Selector};

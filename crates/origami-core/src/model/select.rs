@@ -29,7 +29,7 @@ use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
 use super::occupancy::{blocks_per_sm, sm_limits};
 use super::problem::{Config, Problem};
-use super::throughput::{self, BlockCosts, LaunchStatic, ThroughputBreakdown};
+use super::throughput::{self, bound_holds, BlockCosts, LaunchStatic, ThroughputBreakdown};
 use crate::constants::modes::Scoring;
 use crate::constants::ModelConstants;
 
@@ -51,6 +51,10 @@ struct TileEntry {
     launches: Vec<LaunchStatic>,
     /// Their block costs (same order).
     costs: Vec<BlockCosts>,
+    /// The least, over the launches, of the larger of a block's tensor and shared-memory
+    /// time per iteration, and of its L2 time (`Selector::tile_floor`'s inputs).
+    floor_core: f64,
+    floor_l2: f64,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -102,6 +106,16 @@ impl RankRule {
             },
         }
     }
+
+    /// The highest time that can still win or enter the tie band when `best` is the
+    /// lowest scored so far (with a margin for the rounding of a lower bound).
+    fn reach(self, best: f64) -> f64 {
+        let limit = match self {
+            RankRule::Lowest => best,
+            RankRule::TieBand { band } => (best * (1.0 + band)).max(best),
+        };
+        limit * (1.0 + 1e-9)
+    }
 }
 
 /// Precomputed feasibility of a family on one GPU for one dtype.
@@ -116,6 +130,9 @@ pub struct Selector<'a> {
     tiles: Vec<TileEntry>,
     score_rule: ScoreRule,
     rank_rule: RankRule,
+    /// Whether a pick may skip tiles by their lower bound (`Scope::Pick`): the throughput
+    /// model with costs and constants under which the bound holds (`bound_holds`).
+    prunable: bool,
     /// Selectors of the family's compiled variants (`KernelFamily::problem_variant`),
     /// built when a problem first needs one; `None`: the variant has no feasible config.
     variants: [OnceLock<Option<Box<Selector<'static>>>>; MAX_VARIANTS],
@@ -133,6 +150,20 @@ pub struct Ranked {
     pub rejected: Option<String>,
 }
 
+/// What a selection scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// What the pick needs: under the throughput model a tile whose lower bound
+    /// (`throughput::lower_bound`) lies above the tie band of the best config scored so far
+    /// is skipped, tiles taken in the order of their bounds. The pick is the one `All`
+    /// makes; `Selection::scores` holds the configs scored.
+    Pick,
+    /// Every feasible config.
+    All,
+    /// Every feasible config, and the rejected configs predicted (`--all`).
+    WithRejected,
+}
+
 /// The result of one selection.
 #[derive(Debug, Clone)]
 pub struct Selection {
@@ -141,8 +172,11 @@ pub struct Selection {
     /// The pick: the best tile's preferred launch, GROUP_SIZE_M from phase 2.
     pub pick: Ranked,
     /// The prediction of every feasible config, in family order; `Selector::ranked`
-    /// orders them.
+    /// orders them. Under `Scope::Pick`, those scored (`complete` false when some were
+    /// skipped).
     pub scores: Vec<Score>,
+    /// Whether `scores` holds every feasible config.
+    pub complete: bool,
     /// Rejected configs with their predicted latency and reason (filled when asked).
     pub rejected: Vec<Ranked>,
     /// Phase-2 table for the picked tile.
@@ -226,6 +260,8 @@ impl<'a> Selector<'a> {
                         scales: Vec::new(),
                         launches: Vec::new(),
                         costs: Vec::new(),
+                        floor_core: 0.0,
+                        floor_l2: 0.0,
                     });
                     tiles.len() - 1
                 }
@@ -309,6 +345,20 @@ impl<'a> Selector<'a> {
                     .unzip();
             }
         }
+        for e in &mut tiles {
+            e.floor_core = e
+                .costs
+                .iter()
+                .map(|c| c.tensor.max(c.smem))
+                .fold(f64::INFINITY, f64::min);
+            e.floor_l2 = e.costs.iter().map(|c| c.l2).fold(f64::INFINITY, f64::min);
+        }
+        let prunable = throughput_on
+            && bound_holds(constants)
+            && tiles
+                .iter()
+                .flat_map(|e| &e.costs)
+                .all(BlockCosts::bounded_below);
         let score_rule = if throughput_on {
             ScoreRule::Throughput
         } else if constants.stage_latency_cycles > 0.0
@@ -320,6 +370,7 @@ impl<'a> Selector<'a> {
         };
         Ok(Selector {
             score_rule,
+            prunable,
             rank_rule: RankRule::new(variant, constants),
             family,
             gpu: gpu.clone(),
@@ -444,23 +495,34 @@ impl<'a> Selector<'a> {
     /// A config whose prediction is NaN, infinite, zero or negative is never ranked (it joins the rejected
     /// configs with [`BAD_PREDICTION_REASON`]); when no config is left, [`NoFiniteScore`].
     pub fn select(&self, p: &Problem, with_rejected: bool) -> Result<Selection, NoFiniteScore> {
+        self.select_scoped(
+            p,
+            if with_rejected {
+                Scope::WithRejected
+            } else {
+                Scope::All
+            },
+        )
+    }
+
+    /// Run both phases over what `scope` scores.
+    pub fn select_scoped(&self, p: &Problem, scope: Scope) -> Result<Selection, NoFiniteScore> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         if let Some(s) = self.for_problem(p) {
-            return s.select(p, with_rejected);
+            return s.select_scoped(p, scope);
         }
+        let with_rejected = scope == Scope::WithRejected;
         let g1 = default_group_m(self.gpu.sm_count);
         let hw = self.inputs();
-        // Phase 1: score every feasible config.
+        // Phase 1: score every feasible config (or, for a pick, those that can win).
         let mut scores = Vec::with_capacity(if self.score_rule.per_launch() {
             self.feasible_count()
         } else {
             self.tiles.len()
         });
         let mut unusable = Vec::new();
-        for (i, e) in self.tiles.iter().enumerate() {
-            if e.feasible.is_empty() {
-                continue;
-            }
+        let mut score_tile = |i: usize, scores: &mut Vec<Score>| {
+            let e = &self.tiles[i];
             self.score_launches(e, p, g1, 0..e.feasible.len(), |cfg, cycles| {
                 let sc = Score {
                     tile: i,
@@ -473,6 +535,38 @@ impl<'a> Selector<'a> {
                     unusable.push(sc)
                 }
             });
+        };
+        let mut complete = true;
+        if scope == Scope::Pick && self.prunable {
+            // Tiles by their lower bound; once a bound lies above the band of the best
+            // scored so far, neither that tile nor any later one can win or enter the band.
+            let mut order: Vec<(f64, usize)> = self
+                .tiles
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !e.feasible.is_empty())
+                .map(|(i, e)| (self.tile_floor(e, p), i))
+                .collect();
+            order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut best = f64::INFINITY;
+            for &(floor, i) in &order {
+                if floor > self.rank_rule.reach(best) {
+                    complete = false;
+                    break;
+                }
+                let before = scores.len();
+                score_tile(i, &mut scores);
+                best = scores[before..]
+                    .iter()
+                    .map(|s| s.cycles)
+                    .fold(best, f64::min);
+            }
+        } else {
+            for (i, e) in self.tiles.iter().enumerate() {
+                if !e.feasible.is_empty() {
+                    score_tile(i, &mut scores);
+                }
+            }
         }
         if scores.is_empty() {
             return Err(NoFiniteScore {
@@ -531,10 +625,19 @@ impl<'a> Selector<'a> {
             phase1_group_m: g1,
             pick,
             scores,
+            complete,
             rejected,
             phase2,
             pick_breakdown,
         })
+    }
+
+    /// A lower bound on the predicted time of every launch of a tile
+    /// (`throughput::lower_bound`), only meaningful when the selector is `prunable`.
+    fn tile_floor(&self, e: &TileEntry, p: &Problem) -> f64 {
+        let hw = self.inputs();
+        let grid = throughput::TileGrid::new(p, &e.launches[0], &hw);
+        throughput::lower_bound(&grid, e.floor_core, e.floor_l2, &hw)
     }
 
     /// The first `limit` feasible configs in rank order (every launch of a tile, most
@@ -543,7 +646,14 @@ impl<'a> Selector<'a> {
         if let Some(s) = self.for_problem(&sel.problem) {
             return s.ranked(sel, limit);
         }
-        let mut order = sel.scores.clone();
+        let mut order = if sel.complete {
+            sel.scores.clone()
+        } else {
+            match self.select_scoped(&sel.problem, Scope::All) {
+                Ok(full) => full.scores,
+                Err(_) => sel.scores.clone(),
+            }
+        };
         self.rank(&sel.problem, &mut order);
         if !self.score_rule.per_launch() {
             order = order
@@ -596,8 +706,14 @@ impl<'a> Selector<'a> {
         let hw = self.inputs();
         match self.score_rule {
             ScoreRule::Throughput => {
+                // the grid is the tile's: made once for all its launches
+                let Some(first) = e.launches.get(cfgs.start) else {
+                    return;
+                };
+                let grid = throughput::TileGrid::new(p, first, &hw);
                 for j in cfgs {
-                    let t = throughput::predict_with(p, &e.launches[j], &e.costs[j], group_m, &hw);
+                    let t =
+                        throughput::predict_on(p, &grid, &e.launches[j], &e.costs[j], group_m, &hw);
                     emit(j, t.total);
                 }
             }
@@ -781,6 +897,84 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_pick_that_skips_tiles_by_their_bound_is_the_full_selections_pick() {
+        use crate::model::family::{family, FAMILY_NAMES};
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |hi: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            1 + x % hi
+        };
+        // Every tenth shape unaligned; sizes from decode to very large.
+        let shapes: Vec<(u64, u64, u64)> = (0..160)
+            .map(|i| {
+                let round = |v: u64| if i % 10 == 0 { v } else { v.div_ceil(16) * 16 };
+                let scale = [64, 1024, 8192, 65536][i % 4];
+                (round(next(scale)), round(next(32768)), round(next(16384)))
+            })
+            .collect();
+        let mut skipped_any = false;
+        for gpu in ["h100-sxm", "h200", "a100", "rtx4090"] {
+            let doc = preset(gpu).unwrap();
+            for name in FAMILY_NAMES {
+                let fam = family(name).unwrap();
+                let fitted = crate::hw::fitted::fitted_constants(name, &doc.gpu);
+                let constants = match fitted {
+                    Some((_, f)) => {
+                        ModelConstants::with_overrides(f.iter().map(|(k, v)| (k.as_str(), *v)))
+                            .unwrap()
+                    }
+                    None => ModelConstants {
+                        throughput_model: Scoring::Throughput,
+                        ..ModelConstants::default()
+                    },
+                };
+                for variant in [Variant::Seed, Variant::Origami] {
+                    for dtype in [Dtype::Fp16, Dtype::Bf16] {
+                        let Ok(s) =
+                            Selector::new(fam, &doc.gpu, &doc.params, &constants, variant, dtype)
+                        else {
+                            continue;
+                        };
+                        for &(m, n, k) in &shapes {
+                            let Ok(p) = Problem::new(m, n, k, dtype) else {
+                                continue;
+                            };
+                            if fam.problem_violation(&p).is_some() {
+                                continue;
+                            }
+                            let full = s.select(&p, false).map(|x| x.pick);
+                            let quick = s.select_scoped(&p, Scope::Pick);
+                            if let Ok(q) = &quick {
+                                skipped_any |= !q.complete;
+                                // a partial selection still ranks fully
+                                if let Ok(f) = &full {
+                                    assert_eq!(s.ranked(q, 3)[0].config, f.config);
+                                }
+                            }
+                            let quick = quick.map(|x| x.pick);
+                            let what = format!("{gpu} {name} {variant:?} {dtype} {m}x{n}x{k}");
+                            match (full, quick) {
+                                (Ok(f), Ok(q)) => {
+                                    assert_eq!(f.config, q.config, "{what}");
+                                    assert_eq!(f.latency_cycles, q.latency_cycles, "{what}");
+                                }
+                                (Err(_), Err(_)) => {}
+                                (f, q) => panic!("{what}: {:?} vs {:?}", f.is_ok(), q.is_ok()),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            skipped_any,
+            "no selection skipped a tile: the bound prunes nothing"
+        );
     }
 
     #[test]

@@ -267,6 +267,27 @@ impl BlockCosts {
         }
     }
 
+    /// Whether every cost is a finite number at least 0 and each part at most its whole
+    /// (then an L2 speedup leaves every cost at least 0: [`lower_bound`] holds).
+    pub fn bounded_below(&self) -> bool {
+        let all = [
+            self.tensor,
+            self.smem,
+            self.l2,
+            self.warp,
+            self.pipeline,
+            self.pipeline_l2,
+            self.fixed,
+            self.fill,
+            self.per_block,
+            self.fill_transfer,
+        ];
+        all.iter().all(|x| x.is_finite() && *x >= 0.0)
+            && self.pipeline_l2 <= self.pipeline
+            && self.fill_transfer <= self.per_block
+            && self.fill <= self.fixed
+    }
+
     /// One K iteration of `c` resident blocks, by resource.
     fn iteration(&self, c: f64) -> [f64; 5] {
         [
@@ -323,8 +344,112 @@ pub fn predict(
     predict_with(p, l, &BlockCosts::new(l, hw), group_m, hw)
 }
 
-/// `predict` with the launch's block costs precomputed (the selector's hot path).
-#[inline]
+/// What a problem fixes for every launch of one tile shape: the grid, the K iterations,
+/// the busiest SM's tiles, the L2 share of the active SMs and the boxes' extra costs. A
+/// selector computes it once per tile and problem, then prices each launch of the tile
+/// ([`predict_on`]); the launches of one tile differ in warps, stages and residency only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TileGrid {
+    bm: u64,
+    bn: u64,
+    bk: u64,
+    grid_m: u64,
+    grid_n: u64,
+    tiles: u64,
+    k_iters: u64,
+    /// Tiles the busiest SM runs.
+    busiest: u64,
+    /// Each active SM's L2 share over the whole GPU's per-SM share (`tp_l2_active_exponent`);
+    /// `None`: every SM is active or the term is off.
+    l2_speedup: Option<f64>,
+    /// `misaligned_row_cycles`.
+    row_cycles: f64,
+    /// `box_padding_bytes` times `tp_box_padding_weight`: what the zero-filled rows cost
+    /// in DRAM bytes.
+    padding_dram_bytes: f64,
+    /// A's and B's bytes, and whether together they fit in L2.
+    ab_bytes: f64,
+    ab_fit_l2: bool,
+    /// C's bytes.
+    output_bytes: f64,
+    /// DRAM bytes per cycle at this grid's active SMs.
+    dram_bw: f64,
+}
+
+impl TileGrid {
+    /// The grid of `l`'s tile for `p` (any launch of the tile gives the same grid).
+    pub fn new(p: &Problem, l: &LaunchStatic, hw: &ModelInputs<'_>) -> TileGrid {
+        let k = hw.constants;
+        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let grid_m = ceil_div(p.m, l.bm);
+        let grid_n = ceil_div(p.n, l.bn);
+        let tiles = grid_m * grid_n;
+        let active = tiles.min(sms).max(1);
+        let eb = p.dtype.bytes();
+        let ab_bytes = p.m as f64 * p.k as f64 * eb + p.n as f64 * p.k as f64 * eb;
+        let l2_speedup = if k.tp_l2_active_exponent > 0.0 && active < sms {
+            let ratio = sms as f64 / active as f64;
+            Some(if k.tp_l2_active_exponent == 1.0 {
+                ratio
+            } else {
+                ratio.powf(k.tp_l2_active_exponent)
+            })
+        } else {
+            None
+        };
+        TileGrid {
+            bm: l.bm,
+            bn: l.bn,
+            bk: l.bk,
+            grid_m,
+            grid_n,
+            tiles,
+            k_iters: ceil_div(p.k, l.bk),
+            busiest: tiles.div_ceil(sms),
+            l2_speedup,
+            row_cycles: misaligned_row_cycles(p, l, k),
+            padding_dram_bytes: box_padding_bytes(p, l, grid_m, grid_n) * k.tp_box_padding_weight,
+            ab_bytes,
+            ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
+            output_bytes: (p.m * p.n) as f64 * output_bytes_per_element(p.dtype),
+            dram_bw: hw.params.dram_perf_ratio
+                * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
+        }
+    }
+}
+
+/// A lower bound on [`predict_on`]'s total for every launch of a tile on `grid`, given the
+/// least over those launches of max(tensor, smem) (`floor_core`) and of the L2 time
+/// (`floor_l2`) of a block per iteration. Why it holds: an iteration of `c` resident
+/// blocks costs at least `c` times each of those terms (a p-norm is at least its largest
+/// term), the busiest SM runs `busiest` blocks of `k_iters` iterations in all, and every
+/// other term (fill, epilogue, setup, pipeline) adds; the active SMs' L2 speedup divides
+/// the L2 term at most by `l2_speedup`, the misaligned rows only add to it; DRAM moves at
+/// least A + B (compulsory) plus C and the boxes' padding; the final p-norm grows with
+/// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
+/// the constants of [`bound_holds`].
+pub fn lower_bound(grid: &TileGrid, floor_core: f64, floor_l2: f64, hw: &ModelInputs<'_>) -> f64 {
+    let k = hw.constants;
+    let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0);
+    let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2);
+    let dram_bytes = grid.ab_bytes + grid.output_bytes + grid.padding_dram_bytes;
+    let dram = k.tp_dram_scale * dram_bytes / grid.dram_bw;
+    k.tp_time_scale * combine(&[sm, dram], k.tp_smooth_exponent)
+}
+
+/// Whether the constants keep [`lower_bound`] a bound: positive time and DRAM scales, an
+/// L2 speedup of at least 1 and no negative cost for a misaligned box row.
+pub fn bound_holds(k: &ModelConstants) -> bool {
+    k.tp_time_scale > 0.0
+        && k.tp_dram_scale >= 0.0
+        && k.tp_l2_active_exponent >= 0.0
+        && k.tp_box_row_cycles_16b >= 0.0
+        && k.tp_box_row_cycles_32b >= 0.0
+        && k.tp_box_row_cycles_64b >= 0.0
+        && (k.tp_smooth_exponent == 0.0 || k.tp_smooth_exponent >= 1.0)
+}
+
+/// Predict one launch at GROUP_SIZE_M `group_m` from its block costs.
 pub fn predict_with(
     p: &Problem,
     l: &LaunchStatic,
@@ -332,29 +457,37 @@ pub fn predict_with(
     group_m: u32,
     hw: &ModelInputs<'_>,
 ) -> ThroughputBreakdown {
+    predict_on(p, &TileGrid::new(p, l, hw), l, costs, group_m, hw)
+}
+
+/// Predict one launch at GROUP_SIZE_M `group_m` on its tile's grid (`grid` made from a
+/// launch of the same tile and the same problem). Inlined: a caller that reads only
+/// `total` (the selection's hot loop) pays for nothing else.
+#[inline]
+pub fn predict_on(
+    p: &Problem,
+    grid: &TileGrid,
+    l: &LaunchStatic,
+    costs: &BlockCosts,
+    group_m: u32,
+    hw: &ModelInputs<'_>,
+) -> ThroughputBreakdown {
+    debug_assert_eq!((grid.bm, grid.bn, grid.bk), (l.bm, l.bn, l.bk));
     let k = hw.constants;
     let sms = u64::from(hw.gpu.sm_count.max(1));
-    let grid_m = ceil_div(p.m, l.bm);
-    let grid_n = ceil_div(p.n, l.bn);
-    let tiles = grid_m * grid_n;
-    let k_iters = ceil_div(p.k, l.bk);
+    let TileGrid {
+        grid_m,
+        grid_n,
+        tiles,
+        k_iters,
+        busiest,
+        ..
+    } = *grid;
     let o = u64::from(l.blocks_per_sm);
-    let busiest = tiles.div_ceil(sms);
-    let active = tiles.min(sms).max(1);
-    let mut adjusted = None;
-    if k.tp_l2_active_exponent > 0.0 && active < sms {
-        let ratio = sms as f64 / active as f64;
-        let speedup = if k.tp_l2_active_exponent == 1.0 {
-            ratio
-        } else {
-            ratio.powf(k.tp_l2_active_exponent)
-        };
-        adjusted = Some(costs.with_l2_speedup(speedup));
-    }
-    let row_cycles = misaligned_row_cycles(p, l, k);
-    if row_cycles > 0.0 {
+    let mut adjusted = grid.l2_speedup.map(|s| costs.with_l2_speedup(s));
+    if grid.row_cycles > 0.0 {
         let mut c = adjusted.unwrap_or(*costs);
-        c.l2 += l.load_bytes / 128.0 * row_cycles;
+        c.l2 += l.load_bytes / 128.0 * grid.row_cycles;
         adjusted = Some(c);
     }
     let costs = adjusted.as_ref().unwrap_or(costs);
@@ -362,8 +495,11 @@ pub fn predict_with(
     let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
         k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
     };
-    let full_rounds = busiest / o;
-    let rest = busiest % o;
+    let (full_rounds, rest) = if o == 1 {
+        (busiest, 0)
+    } else {
+        (busiest / o, busiest % o)
+    };
     let mut sm_cycles = 0.0;
     // The terms of the largest round (reported in the breakdown).
     let mut terms = [0.0; 5];
@@ -390,25 +526,19 @@ pub fn predict_with(
 
     // DRAM: compulsory traffic, or per round of resident blocks the A rows and B columns
     // of its group when A and B do not fit in L2.
-    let eb = p.dtype.bytes();
-    let (a_bytes, b_bytes) = (p.m as f64 * p.k as f64 * eb, p.n as f64 * p.k as f64 * eb);
-    let resident = tiles.min(sms * o).max(1);
-    let gm = u64::from(group_m.max(1)).min(grid_m).min(resident);
-    let gn = grid_n.min(resident.div_ceil(gm));
-    let rounds = tiles.div_ceil(resident);
-    let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * eb;
-    let ab = a_bytes + b_bytes;
-    let input_bytes = if ab < hw.gpu.l2_bytes as f64 {
+    let ab = grid.ab_bytes;
+    let input_bytes = if grid.ab_fit_l2 {
         ab
     } else {
+        let resident = tiles.min(sms * o).max(1);
+        let gm = u64::from(group_m.max(1)).min(grid_m).min(resident);
+        let gn = grid_n.min(resident.div_ceil(gm));
+        let rounds = tiles.div_ceil(resident);
+        let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * p.dtype.bytes();
         ab.max(rounds as f64 * per_round)
     };
-    let dram_bytes = input_bytes
-        + (p.m * p.n) as f64 * output_bytes_per_element(p.dtype)
-        + box_padding_bytes(p, l, grid_m, grid_n) * k.tp_box_padding_weight;
-    let dram_bw =
-        hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms));
-    let dram_cycles = k.tp_dram_scale * dram_bytes / dram_bw;
+    let dram_bytes = input_bytes + grid.output_bytes + grid.padding_dram_bytes;
+    let dram_cycles = k.tp_dram_scale * dram_bytes / grid.dram_bw;
 
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
     let bound = (0..5)
