@@ -11,6 +11,10 @@
 //! (`throughput.rs`) instead, and the same ranking rules apply to those scores. The
 //! selector picks its scoring rule (`ScoreRule`) and ranking rule (`RankRule`) once.
 //!
+//! A pick alone (`Scope::Pick`, what the library's `Engine` asks) scores the tiles in the
+//! order of a lower bound on their time (`throughput::lower_bound`) and stops once a bound
+//! lies above the tie band of the best config scored so far: the same pick, fewer configs.
+//!
 //! A `Selector` holds the family's feasible configs for one GPU and dtype, so that a
 //! selection costs only the model arithmetic (microseconds), never a compile or a launch.
 //! A problem that the family's compiler turns into another kernel
