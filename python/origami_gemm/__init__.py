@@ -11,7 +11,8 @@ extension (`origami_gemm._core`, Rust, built with maturin from crates/origami-py
 
 `Selector`, `Pick`, `OrigamiError` come from the extension and are loaded on first use,
 so that the pure-Python kernels (`origami_gemm.kernels`) import without it.
-`origami_gemm.triton` has the Triton drop-in for `triton.autotune` and ready `matmul`s.
+`origami_gemm.triton` has the Triton drop-in for `triton.autotune` and ready `matmul`s;
+`origami_gemm.inductor` ranks PyTorch Inductor's max-autotune GEMM candidates.
 docs/python.md is the guide.
 """
 
