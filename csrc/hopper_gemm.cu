@@ -1,0 +1,303 @@
+// origami Hopper GEMM kernel family: C[M,N] = A[M,K] * B[N,K]^T on sm_90a.
+//
+// The layout of the mma.sync family (csrc/gemm.cu): fp16 or bf16 inputs, fp32
+// accumulation, output in the input type; A row-major M x K and B stored N x K (both
+// K-contiguous), C row-major M x N. M and N are free; K must give 16-byte row pitches
+// (K % 8 == 0), which the tensor maps need.
+//
+// Configuration by preprocessor defines (one compile per config, NVRTC or nvcc, target
+// sm_90a: wgmma and setmaxnreg exist only there):
+//
+//   -DHG_BM=128 -DHG_BN=256 -DHG_BK=64 -DHG_STAGES=4 -DHG_CONSUMERS=2   [-DHG_BF16]
+//
+// Kernel (fixed symbol):
+//
+//   extern "C" __global__ void origami_hopper_gemm(
+//       const __grid_constant__ HgTmaDesc tma_a,   // A: dims {K, M}, box {BK, BM}, 128B swizzle
+//       const __grid_constant__ HgTmaDesc tma_b,   // B: dims {K, N}, box {BK, BN}, 128B swizzle
+//       unsigned short* C, int M, int N, int K, int group_m)
+//
+// The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
+// interleave none, swizzle 128B, out-of-bounds fill zero); this file only reads them.
+// Launch: grid = (min(SMs, tiles), 1, 1), block = ((HG_CONSUMERS + 1) * 128, 1, 1),
+// dynamic shared memory = HG_SMEM_BYTES (exported as origami_hopper_gemm_smem_bytes),
+// above 48 KiB only after the function's MAX_DYNAMIC_SHARED_SIZE_BYTES is raised.
+//
+// Design (this project's; after the structure public Hopper GEMM write-ups describe:
+// the CUDA C++ Programming Guide's sections on the Tensor Memory Accelerator and
+// asynchronous barriers, the PTX ISA for wgmma, cp.async.bulk.tensor, mbarrier and
+// setmaxnreg):
+//   * persistent: each CTA walks the tiles blockIdx.x, blockIdx.x + gridDim.x, ... in
+//     Triton's grouped order (GROUP_SIZE_M = group_m);
+//   * warpgroup 0 is the producer: one thread issues, per K tile, the two TMA copies of
+//     A's and B's boxes into a HG_STAGES-deep ring in shared memory, each stage guarded
+//     by a `full` barrier (expect_tx of the stage's bytes; the copy engine completes it)
+//     and an `empty` barrier (one arrival per consumer warpgroup); it lowers its register
+//     budget to 40 with setmaxnreg;
+//   * warpgroups 1..HG_CONSUMERS are consumers: each owns BM / HG_CONSUMERS rows of the
+//     tile, raises its register budget, waits on `full`, issues BK / 16 wgmma.mma_async
+//     m64nBNk16 per 64 rows from 128B-swizzled shared-memory descriptors, keeps one
+//     K tile of wgmma in flight (wait_group 1) and frees the previous stage;
+//   * epilogue: the accumulators are converted and stored to C from registers, rows and
+//     columns past M and N skipped; meanwhile the producer already loads the next tile.
+
+#ifndef HG_BM
+#define HG_BM 128
+#endif
+#ifndef HG_BN
+#define HG_BN 256
+#endif
+#ifndef HG_BK
+#define HG_BK 64
+#endif
+#ifndef HG_STAGES
+#define HG_STAGES 4
+#endif
+#ifndef HG_CONSUMERS
+#define HG_CONSUMERS 2
+#endif
+#ifdef HG_BF16
+#define HG_IS_BF16 true
+#else
+#define HG_IS_BF16 false
+#endif
+
+#include "hopper_wgmma.cuh"
+
+// A CUtensorMap's 128 bytes (cuda.h's type, declared here so that NVRTC needs no header).
+struct __align__(64) HgTmaDesc {
+  unsigned long long opaque[16];
+};
+
+namespace hopper_gemm_detail {
+
+typedef unsigned short elem_t;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+constexpr int BM = HG_BM, BN = HG_BN, BK = HG_BK, STAGES = HG_STAGES;
+constexpr int CONSUMERS = HG_CONSUMERS;
+constexpr int THREADS = (CONSUMERS + 1) * 128;
+constexpr int WG_ROWS = BM / CONSUMERS;      // rows of the tile per consumer warpgroup
+constexpr int MI = WG_ROWS / 64;             // m64 blocks per consumer warpgroup
+constexpr int ACC = BN / 2;                  // accumulators per thread per m64 block
+constexpr int A_STAGE = BM * BK * 2;         // bytes
+constexpr int B_STAGE = BN * BK * 2;
+constexpr int STAGE_BYTES = A_STAGE + B_STAGE;
+constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;
+constexpr int PRODUCER_REGS = 40;
+
+static_assert(BK == 64, "one 128-byte swizzle atom per row: BK = 64 16-bit elements");
+static_assert(BM % (64 * CONSUMERS) == 0, "BM must be a multiple of 64 per consumer");
+static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "BN in 16..256, a multiple of 16");
+static_assert(BM <= 256, "a TMA box holds at most 256 rows");
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+static_assert(MI * ACC <= 128 + 64 * (CONSUMERS == 1), "accumulators must fit the registers");
+static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte aligned");
+
+__device__ __forceinline__ u32 smem_u32(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void tma_load_2d(u32 dst, const HgTmaDesc* map, int c0, int c1,
+                                            u32 bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// wgmma shared-memory descriptor of a K-major tile with 128-byte swizzle: rows of 128
+// bytes, 8-row groups 1024 bytes apart (stride byte offset), the leading byte offset
+// unused for this layout (1), swizzle mode 1 (128B) in bits 62-63.
+__device__ __forceinline__ u64 desc_sw128(u32 addr) {
+  return (static_cast<u64>((addr & 0x3FFFF) >> 4)) | (static_cast<u64>(1) << 16) |
+         (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ u32 pack2(float lo, float hi) {
+  u32 r;
+  if (HG_IS_BF16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+// Triton's grouped order: the tile's (row, column) for linear index t.
+__device__ __forceinline__ void tile_coords(int t, int grid_m, int grid_n, int group_m,
+                                            int& tm, int& tn) {
+  const int g = group_m < 1 ? 1 : group_m;
+  const int width = g * grid_n;
+  const int group_id = t / width;
+  const int first_m = group_id * g;
+  const int gsz = min(grid_m - first_m, g);
+  const int r = t % width;
+  tm = first_m + r % gsz;
+  tn = r / gsz;
+}
+
+}  // namespace hopper_gemm_detail
+
+extern "C" __device__ const int origami_hopper_gemm_smem_bytes =
+    hopper_gemm_detail::STAGES * hopper_gemm_detail::STAGE_BYTES + 1024 + 2 * 8 * HG_STAGES;
+extern "C" __device__ const int origami_hopper_gemm_threads = hopper_gemm_detail::THREADS;
+
+extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
+    origami_hopper_gemm(const __grid_constant__ HgTmaDesc tma_a,
+                        const __grid_constant__ HgTmaDesc tma_b, unsigned short* C, int M,
+                        int N, int K, int group_m) {
+  using namespace hopper_gemm_detail;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // the ring starts at the first 1024-byte boundary (the swizzle's atom)
+  const u32 raw = smem_u32(smem_raw);
+  const u32 ring = (raw + 1023u) & ~1023u;
+  const u32 bars = ring + STAGES * STAGE_BYTES;  // full[STAGES] then empty[STAGES]
+  auto a_stage = [&](int s) { return ring + s * STAGE_BYTES; };
+  auto b_stage = [&](int s) { return ring + s * STAGE_BYTES + A_STAGE; };
+  auto full_bar = [&](int s) { return bars + 8 * s; };
+  auto empty_bar = [&](int s) { return bars + 8 * (STAGES + s); };
+
+  const int wg = threadIdx.x / 128;
+  const int grid_m = (M + BM - 1) / BM;
+  const int grid_n = (N + BN - 1) / BN;
+  const int tiles = grid_m * grid_n;
+  const int k_tiles = (K + BK - 1) / BK;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_bar(s), 1);
+      mbar_init(empty_bar(s), CONSUMERS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // Producer.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+    if (threadIdx.x == 0) {
+      asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&tma_a)) : "memory");
+      asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&tma_b)) : "memory");
+      int s = 0;
+      u32 phase = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty_bar(s), phase ^ 1u);
+          mbar_expect_tx(full_bar(s), STAGE_BYTES);
+          tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
+          tma_load_2d(b_stage(s), &tma_b, kt * BK, tn * BN, full_bar(s));
+          if (++s == STAGES) {
+            s = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    // Consumers.
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+    const int c = wg - 1;
+    const int lane = threadIdx.x % 32;
+    const int warp = (threadIdx.x / 32) % 4;
+    float acc[MI][ACC];
+    int s = 0;
+    u32 phase = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int tm, tn;
+      tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+      int prev = -1;  // the stage whose wgmma may still be reading
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        mbar_wait(full_bar(s), phase);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          const u64 db = desc_sw128(b_stage(s) + kk * 32);
+#pragma unroll
+          for (int i = 0; i < MI; ++i) {
+            const u64 da = desc_sw128(a_stage(s) + (c * WG_ROWS + i * 64) * 128 + kk * 32);
+            Wgmma<BN, HG_IS_BF16>::run(acc[i], da, db, (kt > 0 || kk > 0) ? 1 : 0);
+          }
+        }
+        wgmma_commit();
+        // keep this K tile's wgmma in flight; the previous one is done: free its stage
+        wgmma_wait<1>();
+        if (prev >= 0 && threadIdx.x % 128 == 0) mbar_arrive(empty_bar(prev));
+        prev = s;
+        if (++s == STAGES) {
+          s = 0;
+          phase ^= 1u;
+        }
+      }
+      wgmma_wait<0>();
+      if (prev >= 0 && threadIdx.x % 128 == 0) mbar_arrive(empty_bar(prev));
+
+      // Epilogue: accumulator (i, j) of this thread is row 16 * warp + lane / 4 (+ 8),
+      // column 8 * j + 2 * (lane % 4) (+ 1) of the m64 block.
+      const int row0 = tm * BM + c * WG_ROWS + warp * 16 + lane / 4;
+      const int col0 = tn * BN + 2 * (lane % 4);
+      const bool pairs = (N % 2) == 0;
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + i * 64 + h * 8;
+          if (row >= M) continue;
+          unsigned short* crow = C + static_cast<long long>(row) * N;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = col0 + 8 * j;
+            const u32 v = pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+            if (pairs && col + 1 < N) {
+              *reinterpret_cast<u32*>(crow + col) = v;
+            } else {
+              if (col < N) crow[col] = static_cast<unsigned short>(v & 0xFFFFu);
+              if (col + 1 < N) crow[col + 1] = static_cast<unsigned short>(v >> 16);
+            }
+          }
+        }
+      }
+    }
+  }
+}
