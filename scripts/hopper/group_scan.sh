@@ -1,3 +1,7 @@
+#!/usr/bin/env bash
+# GROUP_SIZE_M scan of three Hopper-kernel configs at 8192^3 and 4096^3 (fp16, bf16) with
+# the development harness (scripts/hopper/harness.cu), nvidia-smi dmon sampling the SM clock
+# and power meanwhile. Device only (nvcc there). Usage: OUT=DIR bash scripts/hopper/group_scan.sh
 set -u
 out=$OUT/hg2; mkdir -p $out
 for c in "128 256 4 2" "256 128 4 2" "128 192 4 2"; do set -- $c
