@@ -15,10 +15,15 @@
 //   extern "C" __global__ void origami_hopper_gemm(
 //       const __grid_constant__ HgTmaDesc tma_a,   // A: dims {K, M}, box {BK, BM}, 128B swizzle
 //       const __grid_constant__ HgTmaDesc tma_b,   // B: dims {K, N}, box {BK, BN}, 128B swizzle
-//       unsigned short* C, int M, int N, int K, int group_m)
+//       const __grid_constant__ HgTmaDesc tma_c,   // C: dims {N, M}, box {HG_CW, 64},
+//                                                  //    swizzle HG_CW * 2 bytes
+//       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma)
 //
 // The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
-// interleave none, swizzle 128B, out-of-bounds fill zero); this file only reads them.
+// interleave none, out-of-bounds fill zero); this file only reads them. C's map is used
+// when c_by_tma is 1 (it needs N % 8 == 0: 16-byte row pitches); with 0 the epilogue
+// stores C from registers and tma_c is not read. HG_CW (64, 32 or 16: the widest that
+// divides BN) is exported as origami_hopper_gemm_c_box_cols.
 // Launch: grid = (min(SMs, tiles), 1, 1), block = ((HG_CONSUMERS + 1) * 128, 1, 1),
 // dynamic shared memory = HG_SMEM_BYTES (exported as origami_hopper_gemm_smem_bytes),
 // above 48 KiB only after the function's MAX_DYNAMIC_SHARED_SIZE_BYTES is raised.
@@ -38,8 +43,12 @@
 //     tile, raises its register budget, waits on `full`, issues BK / 16 wgmma.mma_async
 //     m64nBNk16 per 64 rows from 128B-swizzled shared-memory descriptors, keeps one
 //     K tile of wgmma in flight (wait_group 1) and frees the previous stage;
-//   * epilogue: the accumulators are converted and stored to C from registers, rows and
-//     columns past M and N skipped; meanwhile the producer already loads the next tile.
+//   * epilogue: each consumer converts its accumulators into 64 x HG_CW chunks in shared
+//     memory (two buffers per consumer, laid out in the swizzle the TMA store expects, so
+//     the writes are free of bank conflicts) and one thread stores each chunk with a TMA
+//     bulk tensor store, which clips at M and N; the next chunk is written while the last
+//     one is in flight. Without C's map, the accumulators go to C from registers. The
+//     producer already loads the next tile meanwhile.
 
 #ifndef HG_BM
 #define HG_BM 128
@@ -55,6 +64,15 @@
 #endif
 #ifndef HG_CONSUMERS
 #define HG_CONSUMERS 2
+#endif
+#ifndef HG_CW
+#if HG_BN % 64 == 0
+#define HG_CW 64
+#elif HG_BN % 32 == 0
+#define HG_CW 32
+#else
+#define HG_CW 16
+#endif
 #endif
 #ifdef HG_BF16
 #define HG_IS_BF16 true
@@ -84,6 +102,10 @@ constexpr int ACC = BN / 2;                  // accumulators per thread per m64 
 constexpr int A_STAGE = BM * BK * 2;         // bytes
 constexpr int B_STAGE = BN * BK * 2;
 constexpr int STAGE_BYTES = A_STAGE + B_STAGE;
+constexpr int CW = HG_CW;                    // columns of one epilogue chunk
+constexpr int CHUNK_BYTES = 64 * CW * 2;     // one 64-row chunk of C
+constexpr int EPI_BYTES = CONSUMERS * 2 * CHUNK_BYTES;
+constexpr u32 C_SWIZZLE_MASK = CW == 64 ? 7 : (CW == 32 ? 3 : 1);
 constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;
 constexpr int PRODUCER_REGS = 40;
 
@@ -94,6 +116,9 @@ static_assert(BM <= 256, "a TMA box holds at most 256 rows");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
 static_assert(MI * ACC <= 128 + 64 * (CONSUMERS == 1), "accumulators must fit the registers");
 static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte aligned");
+static_assert(BN % CW == 0 && (CW == 64 || CW == 32 || CW == 16), "C chunks split BN");
+static_assert(STAGES * STAGE_BYTES + EPI_BYTES + 1024 + 16 * STAGES <= 232448,
+              "shared memory over the 227 KiB a Hopper block can have");
 
 __device__ __forceinline__ u32 smem_u32(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
@@ -153,6 +178,32 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+__device__ __forceinline__ void tma_store_2d(const HgTmaDesc* map, int c0, int c1, u32 src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+          reinterpret_cast<u64>(map)),
+      "r"(c0), "r"(c1), "r"(src)
+      : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Wait until at most one bulk store of this thread still reads shared memory.
+__device__ __forceinline__ void tma_store_wait_read1() {
+  asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+// The 128 threads of consumer warpgroup c meet (named barrier 1 + c; 0 is __syncthreads).
+__device__ __forceinline__ void consumer_sync(int c) {
+  asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
   u32 r;
   if (HG_IS_BF16) {
@@ -179,19 +230,23 @@ __device__ __forceinline__ void tile_coords(int t, int grid_m, int grid_n, int g
 }  // namespace hopper_gemm_detail
 
 extern "C" __device__ const int origami_hopper_gemm_smem_bytes =
-    hopper_gemm_detail::STAGES * hopper_gemm_detail::STAGE_BYTES + 1024 + 2 * 8 * HG_STAGES;
+    hopper_gemm_detail::STAGES * hopper_gemm_detail::STAGE_BYTES +
+    hopper_gemm_detail::EPI_BYTES + 1024 + 2 * 8 * HG_STAGES;
+extern "C" __device__ const int origami_hopper_gemm_c_box_cols = HG_CW;
 extern "C" __device__ const int origami_hopper_gemm_threads = hopper_gemm_detail::THREADS;
 
 extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     origami_hopper_gemm(const __grid_constant__ HgTmaDesc tma_a,
-                        const __grid_constant__ HgTmaDesc tma_b, unsigned short* C, int M,
-                        int N, int K, int group_m) {
+                        const __grid_constant__ HgTmaDesc tma_b,
+                        const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
+                        int N, int K, int group_m, int c_by_tma) {
   using namespace hopper_gemm_detail;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
   const u32 raw = smem_u32(smem_raw);
   const u32 ring = (raw + 1023u) & ~1023u;
-  const u32 bars = ring + STAGES * STAGE_BYTES;  // full[STAGES] then empty[STAGES]
+  const u32 epi = ring + STAGES * STAGE_BYTES;   // C chunks: [consumer][2]
+  const u32 bars = epi + EPI_BYTES;              // full[STAGES] then empty[STAGES]
   auto a_stage = [&](int s) { return ring + s * STAGE_BYTES; };
   auto b_stage = [&](int s) { return ring + s * STAGE_BYTES + A_STAGE; };
   auto full_bar = [&](int s) { return bars + 8 * s; };
@@ -244,6 +299,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     float acc[MI][ACC];
     int s = 0;
     u32 phase = 0;
+    u32 chunk = 0;  // epilogue chunks written by this consumer (its buffer: chunk % 2)
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       int tm, tn;
       tile_coords(t, grid_m, grid_n, group_m, tm, tn);
@@ -273,8 +329,37 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
       wgmma_wait<0>();
       if (prev >= 0 && threadIdx.x % 128 == 0) mbar_arrive(empty_bar(prev));
 
-      // Epilogue: accumulator (i, j) of this thread is row 16 * warp + lane / 4 (+ 8),
-      // column 8 * j + 2 * (lane % 4) (+ 1) of the m64 block.
+      // Epilogue: accumulator (i, 4 * j + 2 * h + e) of this thread is row
+      // 16 * warp + lane / 4 + 8 * h, column 8 * j + 2 * (lane % 4) + e of m64 block i.
+      if (c_by_tma) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+#pragma unroll
+          for (int q = 0; q < BN / CW; ++q) {
+            const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
+            if (threadIdx.x % 128 == 0) tma_store_wait_read1();
+            consumer_sync(c);
+#pragma unroll
+            for (int jj = 0; jj < CW / 8; ++jj) {
+              const int j = q * (CW / 8) + jj;
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const u32 r = warp * 16 + lane / 4 + 8 * h;
+                const u32 a = r * (CW * 2) + (jj * 8 + 2 * (lane % 4)) * 2;
+                const u32 sw = a ^ (((a >> 7) & C_SWIZZLE_MASK) << 4);
+                st_shared_u32(buf + sw, pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]));
+              }
+            }
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            consumer_sync(c);
+            if (threadIdx.x % 128 == 0) {
+              tma_store_2d(&tma_c, tn * BN + q * CW, tm * BM + c * WG_ROWS + i * 64, buf);
+            }
+            ++chunk;
+          }
+        }
+        continue;
+      }
       const int row0 = tm * BM + c * WG_ROWS + warp * 16 + lane / 4;
       const int col0 = tn * BN + 2 * (lane % 4);
       const bool pairs = (N % 2) == 0;
@@ -299,5 +384,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         }
       }
     }
+    // the last chunks' stores must finish reading shared memory before the CTA ends
+    if (c_by_tma && threadIdx.x % 128 == 0) tma_store_wait_all();
   }
 }

@@ -4,13 +4,14 @@
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Icsrc \
 //        -DHG_BM=128 -DHG_BN=256 -DHG_STAGES=4 scripts/hopper/harness.cu \
 //        -lcuda -lcublas -o hg_128x256
-//   ./hg_128x256 M N K [fp16|bf16] [group_m]
+//   ./hg_128x256 M N K [fp16|bf16] [group_m] [tma|regs]
+//   (tma: C stored by TMA when N % 8 == 0, the default; regs: C stored from registers)
 //
 // It fills A (M x K) and B (N x K) with uniform random values in [-1, 1) (fresh per
 // run, seeded by the shape), makes the two tensor maps (cuTensorMapEncodeTiled: 16-bit,
 // 128-byte swizzle, zero fill), runs the kernel once with C poisoned with NaN, checks C
 // against cuBLAS (relative Frobenius error), then times both with CUDA graphs of 20
-// launches (5 warm-up graphs, 15 timed, median) and prints one CSV line:
+// launches (5 warm-up graphs, 15 timed, median) and prints one CSV line (config quoted):
 //   config,m,n,k,dtype,kernel_us,cublas_us,kernel_tflops,cublas_tflops,rel_err,status
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -61,17 +62,22 @@ static float h2f(unsigned short v, bool bf16) {
   return __half2float(h);
 }
 
-static HgTmaDesc make_map(const void* base, int rows, int k, int box_rows, bool bf16) {
+// A 2-D map of a row-major rows x cols 16-bit matrix, box {box_cols, box_rows}, the swizzle
+// as wide as the box's rows (128, 64 or 32 bytes).
+static HgTmaDesc make_map(const void* base, int rows, int cols, int box_rows, int box_cols,
+                          bool bf16) {
   CUtensorMap map;
-  cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
-  cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   cuuint32_t elem[2] = {1, 1};
+  const CUtensorMapSwizzle sw = box_cols == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                : box_cols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                 : CU_TENSOR_MAP_SWIZZLE_32B;
   CUresult r = cuTensorMapEncodeTiled(
       &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-      const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     const char* s = nullptr;
     cuGetErrorString(r, &s);
@@ -119,15 +125,17 @@ int main(int argc, char** argv) {
   const int M = atoi(argv[1]), N = atoi(argv[2]), K = atoi(argv[3]);
   const bool bf16 = argc > 4 && std::string(argv[4]) == "bf16";
   const int group_m = argc > 5 ? atoi(argv[5]) : 8;
+  const bool c_regs = argc > 6 && std::string(argv[6]) == "regs";
   if (bf16 != HG_IS_BF16) {
     fprintf(stderr, "this executable was built for %s\n", HG_IS_BF16 ? "bf16" : "fp16");
     return 2;
   }
   char cfg[64];
-  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d", HG_BM, HG_BN, HG_BK, HG_STAGES,
-           HG_CONSUMERS);
+  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
+           HG_CONSUMERS, c_regs ? ",regs" : "");
   if (K % 8 != 0) {
-    printf("%s,%d,%d,%d,%s,,,,,,refused: K %% 8 != 0\n", cfg, M, N, K, bf16 ? "bf16" : "fp16");
+    printf("\"%s\",%d,%d,%d,%s,,,,,,refused: K %% 8 != 0\n", cfg, M, N, K,
+           bf16 ? "bf16" : "fp16");
     return 0;
   }
   std::mt19937 rng(static_cast<unsigned>(M * 7 + N * 13 + K));
@@ -144,8 +152,12 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(B, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemset(C, 0xFF, static_cast<size_t>(M) * N * 2));  // NaN
 
-  const HgTmaDesc ta = make_map(A, M, K, HG_BM, bf16);
-  const HgTmaDesc tb = make_map(B, N, K, HG_BN, bf16);
+  const HgTmaDesc ta = make_map(A, M, K, HG_BM, 64, bf16);
+  const HgTmaDesc tb = make_map(B, N, K, HG_BN, 64, bf16);
+  const int c_by_tma = (!c_regs && N % 8 == 0) ? 1 : 0;
+  HgTmaDesc tc;
+  memset(&tc, 0, sizeof tc);
+  if (c_by_tma) tc = make_map(C, M, N, 64, HG_CW, bf16);
   int smem = 0, sms = 0;
   CK(cudaMemcpyFromSymbol(&smem, origami_hopper_gemm_smem_bytes, sizeof(int)));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -157,7 +169,7 @@ int main(int argc, char** argv) {
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   auto launch = [&]() {
-    origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, C, M, N, K, group_m);
+    origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, tc, C, M, N, K, group_m, c_by_tma);
   };
   launch();
   CK(cudaGetLastError());
@@ -190,7 +202,7 @@ int main(int argc, char** argv) {
   const float kus = graph_us(launch, st);
   const float cus = graph_us(ref, st);
   const double flop = 2.0 * M * N * static_cast<double>(K);
-  printf("%s,%d,%d,%d,%s,%.3f,%.3f,%.1f,%.1f,%.3e,%s\n", cfg, M, N, K, bf16 ? "bf16" : "fp16",
+  printf("\"%s\",%d,%d,%d,%s,%.3f,%.3f,%.1f,%.1f,%.3e,%s\n", cfg, M, N, K, bf16 ? "bf16" : "fp16",
          kus, cus, flop / kus * 1e-6, flop / cus * 1e-6, rel, ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }
