@@ -17,12 +17,24 @@
 //       const __grid_constant__ HgTmaDesc tma_b,   // B: dims {K, N}, box {BK, BN}, 128B swizzle
 //       const __grid_constant__ HgTmaDesc tma_c,   // C: dims {N, M}, box {HG_CW, 64},
 //                                                  //    swizzle HG_CW * 2 bytes
-//       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma)
+//       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma,
+//       int k_per_split, float* workspace)
 //
 // The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
 // interleave none, out-of-bounds fill zero); this file only reads them. C's map is used
 // when c_by_tma is 1 (it needs N % 8 == 0: 16-byte row pitches); with 0 the epilogue
-// stores C from registers and tma_c is not read. HG_CW (64, 32 or 16: the widest that
+// stores C from registers and tma_c is not read.
+//
+// Split-K (k_per_split < ceil(K / BK)): the work is every tile's K tiles in runs of
+// k_per_split (splits = ceil(K tiles / k_per_split), each run non-empty), the splits of a
+// tile next to each other in the persistent order; each run writes its fp32 partial tile
+// to workspace[split][M][N] (splits * M * N floats) and C is written by
+//
+//   extern "C" __global__ void origami_hopper_splitk_reduce(const float* workspace,
+//       unsigned short* C, int M, int N, int splits)
+//
+// launched after it on the same stream (any grid; 256 threads a block), which adds the
+// slices in split order: the result does not depend on timing (deterministic). HG_CW (64, 32 or 16: the widest that
 // divides BN) is exported as origami_hopper_gemm_c_box_cols.
 // Launch: grid = (min(SMs, tiles), 1, 1), block = ((HG_CONSUMERS + 1) * 128, 1, 1),
 // dynamic shared memory = HG_SMEM_BYTES (exported as origami_hopper_gemm_smem_bytes),
@@ -119,6 +131,11 @@ static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte
 static_assert(BN % CW == 0 && (CW == 64 || CW == 32 || CW == 16), "C chunks split BN");
 static_assert(STAGES * STAGE_BYTES + EPI_BYTES + 1024 + 16 * STAGES <= 232448,
               "shared memory over the 227 KiB a Hopper block can have");
+
+// Two floats stored or loaded as one 8-byte access (no header needed under NVRTC).
+struct __align__(8) F2 {
+  float x, y;
+};
 
 __device__ __forceinline__ u32 smem_u32(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
@@ -239,7 +256,8 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     origami_hopper_gemm(const __grid_constant__ HgTmaDesc tma_a,
                         const __grid_constant__ HgTmaDesc tma_b,
                         const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
-                        int N, int K, int group_m, int c_by_tma) {
+                        int N, int K, int group_m, int c_by_tma, int k_per_split,
+                        float* workspace) {
   using namespace hopper_gemm_detail;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
@@ -257,6 +275,10 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   const int grid_n = (N + BN - 1) / BN;
   const int tiles = grid_m * grid_n;
   const int k_tiles = (K + BK - 1) / BK;
+  // split-K: each tile's K tiles in runs of k_per_split, every run non-empty
+  if (k_per_split < 1 || k_per_split > k_tiles) k_per_split = k_tiles;
+  const int splits = (k_tiles + k_per_split - 1) / k_per_split;
+  const int work = tiles * splits;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -275,10 +297,12 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
       asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&tma_b)) : "memory");
       int s = 0;
       u32 phase = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (int w = blockIdx.x; w < work; w += gridDim.x) {
         int tm, tn;
+        const int t = w / splits, sp = w % splits;
+        const int kt0 = sp * k_per_split, kt1 = min(kt0 + k_per_split, k_tiles);
         tile_coords(t, grid_m, grid_n, group_m, tm, tn);
-        for (int kt = 0; kt < k_tiles; ++kt) {
+        for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(empty_bar(s), phase ^ 1u);
           mbar_expect_tx(full_bar(s), STAGE_BYTES);
           tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
@@ -300,11 +324,13 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     int s = 0;
     u32 phase = 0;
     u32 chunk = 0;  // epilogue chunks written by this consumer (its buffer: chunk % 2)
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (int w = blockIdx.x; w < work; w += gridDim.x) {
       int tm, tn;
-      tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+      const int t = w / splits, sp = w % splits;
+        const int kt0 = sp * k_per_split, kt1 = min(kt0 + k_per_split, k_tiles);
+        tile_coords(t, grid_m, grid_n, group_m, tm, tn);
       int prev = -1;  // the stage whose wgmma may still be reading
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      for (int kt = kt0; kt < kt1; ++kt) {
         mbar_wait(full_bar(s), phase);
         wgmma_fence();
 #pragma unroll
@@ -313,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 #pragma unroll
           for (int i = 0; i < MI; ++i) {
             const u64 da = desc_sw128(a_stage(s) + (c * WG_ROWS + i * 64) * 128 + kk * 32);
-            Wgmma<BN, HG_IS_BF16>::run(acc[i], da, db, (kt > 0 || kk > 0) ? 1 : 0);
+            Wgmma<BN, HG_IS_BF16>::run(acc[i], da, db, (kt > kt0 || kk > 0) ? 1 : 0);
           }
         }
         wgmma_commit();
@@ -331,6 +357,34 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 
       // Epilogue: accumulator (i, 4 * j + 2 * h + e) of this thread is row
       // 16 * warp + lane / 4 + 8 * h, column 8 * j + 2 * (lane % 4) + e of m64 block i.
+      if (splits > 1) {
+        // One split of K: its fp32 partial tile goes to workspace slice sp
+        // (origami_hopper_splitk_reduce adds the slices in order).
+        float* part = workspace + static_cast<long long>(sp) * M * N;
+        const int prow0 = tm * BM + c * WG_ROWS + warp * 16 + lane / 4;
+        const int pcol0 = tn * BN + 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = prow0 + i * 64 + h * 8;
+            if (row >= M) continue;
+            float* prow = part + static_cast<long long>(row) * N;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+              const int col = pcol0 + 8 * j;
+              if ((N % 2) == 0 && col + 1 < N) {
+                *reinterpret_cast<F2*>(prow + col) =
+                    F2{acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]};
+              } else {
+                if (col < N) prow[col] = acc[i][4 * j + 2 * h];
+                if (col + 1 < N) prow[col + 1] = acc[i][4 * j + 2 * h + 1];
+              }
+            }
+          }
+        }
+        continue;
+      }
       if (c_by_tma) {
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
@@ -386,5 +440,33 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     }
     // the last chunks' stores must finish reading shared memory before the CTA ends
     if (c_by_tma && threadIdx.x % 128 == 0) tma_store_wait_all();
+  }
+}
+
+// Split-K's second kernel: C = sum over the splits, in order, of the fp32 partial tiles.
+extern "C" __global__ void __launch_bounds__(256)
+    origami_hopper_splitk_reduce(const float* __restrict__ workspace, unsigned short* C, int M,
+                                 int N, int splits) {
+  using namespace hopper_gemm_detail;
+  const long long total = static_cast<long long>(M) * N;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if ((total & 1) == 0) {
+    // pairs of elements: every slice starts 8-byte aligned
+    for (long long p = first; p < total / 2; p += stride) {
+      F2 acc{0.0f, 0.0f};
+      for (int sp = 0; sp < splits; ++sp) {
+        const F2 v = reinterpret_cast<const F2*>(workspace + sp * total)[p];
+        acc.x += v.x;
+        acc.y += v.y;
+      }
+      reinterpret_cast<u32*>(C)[p] = pack2(acc.x, acc.y);
+    }
+    return;
+  }
+  for (long long e = first; e < total; e += stride) {
+    float acc = 0.0f;
+    for (int sp = 0; sp < splits; ++sp) acc += workspace[sp * total + e];
+    C[e] = static_cast<unsigned short>(pack2(acc, 0.0f) & 0xFFFFu);
   }
 }

@@ -23,10 +23,14 @@ for c in 128x256x4x2 256x128x4x2 128x192x4x2 128x128x6x2 128x64x8x2 128x128x4x1 
             $flag -o "$tmp/k.cubin" csrc/hopper_gemm.cu >"$log" 2>&1; then
             echo "FAIL $c $dt: nvcc failed"; cat "$log"; status=1; continue
         fi
-        regs=$(grep -o "Used [0-9]* registers" "$log" | grep -o "[0-9]*")
-        spills=$(grep -o "[0-9]* bytes spill stores" "$log" | grep -o "^[0-9]*")
-        if grep -qi "warning" "$log" || [ "${spills:-0}" != 0 ]; then
-            echo "FAIL $c $dt: registers $regs, spill stores ${spills:-?}"; grep -i warning "$log"
+        # both kernels of the file (the GEMM and split-K's reduction): registers of each,
+        # and any nonzero spill or stack figure
+        regs=$(grep -o "Used [0-9]* registers" "$log" | grep -o "[0-9]*" | paste -sd/)
+        spills=$(grep -oE "[0-9]+ bytes (stack frame|spill stores|spill loads)" "$log" |
+            grep -vc "^0 " || true)
+        if grep -qi "warning" "$log" || [ "$spills" != 0 ]; then
+            echo "FAIL $c $dt: registers $regs, nonzero stack/spill figures: $spills"
+            grep -iE "warning|spill" "$log"
             status=1
         else
             echo "ok   $c $dt: registers $regs, no spills, no warnings"

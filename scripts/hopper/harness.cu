@@ -4,8 +4,10 @@
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Icsrc \
 //        -DHG_BM=128 -DHG_BN=256 -DHG_STAGES=4 scripts/hopper/harness.cu \
 //        -lcuda -lcublas -o hg_128x256
-//   ./hg_128x256 M N K [fp16|bf16] [group_m] [tma|regs]
-//   (tma: C stored by TMA when N % 8 == 0, the default; regs: C stored from registers)
+//   ./hg_128x256 M N K [fp16|bf16] [group_m] [tma|regs] [k_tiles_per_split]
+//   (tma: C stored by TMA when N % 8 == 0, the default; regs: C stored from registers;
+//    k_tiles_per_split below ceil(K / 64): split-K, its fp32 workspace and the reduction
+//    kernel timed together with the GEMM)
 //
 // It fills A (M x K) and B (N x K) with uniform random values in [-1, 1) (fresh per
 // run, seeded by the shape), makes the two tensor maps (cuTensorMapEncodeTiled: 16-bit,
@@ -126,13 +128,19 @@ int main(int argc, char** argv) {
   const bool bf16 = argc > 4 && std::string(argv[4]) == "bf16";
   const int group_m = argc > 5 ? atoi(argv[5]) : 8;
   const bool c_regs = argc > 6 && std::string(argv[6]) == "regs";
+  const int k_tiles = (K + HG_BK - 1) / HG_BK;
+  int kps = argc > 7 ? atoi(argv[7]) : k_tiles;
+  if (kps < 1 || kps > k_tiles) kps = k_tiles;
+  const int splits = (k_tiles + kps - 1) / kps;
   if (bf16 != HG_IS_BF16) {
     fprintf(stderr, "this executable was built for %s\n", HG_IS_BF16 ? "bf16" : "fp16");
     return 2;
   }
   char cfg[64];
-  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
-           HG_CONSUMERS, c_regs ? ",regs" : "");
+  char split_txt[32] = "";
+  if (splits > 1) snprintf(split_txt, sizeof split_txt, ",split%d", splits);
+  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
+           HG_CONSUMERS, c_regs ? ",regs" : "", split_txt);
   if (K % 8 != 0) {
     printf("\"%s\",%d,%d,%d,%s,,,,,,refused: K %% 8 != 0\n", cfg, M, N, K,
            bf16 ? "bf16" : "fp16");
@@ -151,6 +159,11 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(A, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(B, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
   CK(cudaMemset(C, 0xFF, static_cast<size_t>(M) * N * 2));  // NaN
+  float* W = nullptr;
+  if (splits > 1) {
+    CK(cudaMalloc(&W, static_cast<size_t>(splits) * M * N * 4));
+    CK(cudaMemset(W, 0xFF, static_cast<size_t>(splits) * M * N * 4));  // NaN
+  }
 
   const HgTmaDesc ta = make_map(A, M, K, HG_BM, 64, bf16);
   const HgTmaDesc tb = make_map(B, N, K, HG_BN, 64, bf16);
@@ -164,12 +177,14 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(origami_hopper_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem));
   const int tiles = ((M + HG_BM - 1) / HG_BM) * ((N + HG_BN - 1) / HG_BN);
-  const int grid = std::min(tiles, sms);
+  const int grid = std::min(tiles * splits, sms);
   const int threads = (HG_CONSUMERS + 1) * 128;
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   auto launch = [&]() {
-    origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, tc, C, M, N, K, group_m, c_by_tma);
+    origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, tc, C, M, N, K, group_m, c_by_tma,
+                                                     kps, W);
+    if (splits > 1) origami_hopper_splitk_reduce<<<4 * sms, 256, 0, st>>>(W, C, M, N, splits);
   };
   launch();
   CK(cudaGetLastError());
