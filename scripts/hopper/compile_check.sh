@@ -2,7 +2,9 @@
 # The Hopper kernel (csrc/hopper_gemm.cu) compiles for sm_90a with nvcc for a set of
 # configs, fp16 and bf16, with no spills and no ptxas warning (ptxas warns, C7509 /
 # C7510 / C7515 and the like, when it serializes wgmma); and csrc/hopper_wgmma.cuh is what
-# scripts/hopper/gen_wgmma.py writes. No GPU needed (CI runs it with PyPI's nvcc).
+# scripts/hopper/gen_wgmma.py writes, and the registers ptxas reports are the ones
+# data/hopper_sm90.csv (scripts/hopper/ptxas_table.sh) holds. No GPU needed (CI runs it with
+# PyPI's nvcc).
 # Usage: CUDA_HOME=... scripts/hopper/compile_check.sh
 set -euo pipefail
 nvcc="${CUDA_HOME:?set CUDA_HOME}/bin/nvcc"
@@ -33,7 +35,15 @@ for c in 128x256x4x2 256x128x4x2 128x192x4x2 128x128x6x2 128x64x8x2 128x128x4x1 
             grep -iE "warning|spill" "$log"
             status=1
         else
-            echo "ok   $c $dt: registers $regs, no spills, no warnings"
+            gemm_regs=${regs##*/}
+            row=$(grep -E "^$bm,$bn,64,$st,$co,$dt," data/hopper_sm90.csv || true)
+            table_regs=$(echo "$row" | cut -d, -f7)
+            if [ "$table_regs" != "$gemm_regs" ]; then
+                echo "FAIL $c $dt: ptxas says $gemm_regs registers, data/hopper_sm90.csv '${table_regs}'"
+                status=1
+            else
+                echo "ok   $c $dt: registers $regs (as in the table), no spills, no warnings"
+            fi
         fi
     done
 done

@@ -7,27 +7,15 @@
 set -uo pipefail
 out=${1:?usage: dev_check.sh OUT_DIR [MxNxK ...]}
 shift
-mkdir -p "$out/bin"
+mkdir -p "$out"
 shapes=("$@")
 if [ ${#shapes[@]} -eq 0 ]; then
     shapes=(256x256x64 1000x1000x1000 4097x4103x4104 4096x4096x4096 8192x8192x8192
             333x4096x14336 6000x1536x7168 4100x576x7168 128x14336x4096)
 fi
 configs=${HG_CONFIGS:-"128x256x4x2 256x128x4x2 128x128x6x2 128x192x4x2 128x128x4x1 64x256x4x1"}
-nvcc=${NVCC:-nvcc}
-for c in $configs; do
-    IFS=x read -r bm bn st co <<<"$c"
-    for dt in fp16 bf16; do
-        flag=""
-        [ "$dt" = bf16 ] && flag="-DHG_BF16"
-        "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Icsrc \
-            -DHG_BM="$bm" -DHG_BN="$bn" -DHG_STAGES="$st" -DHG_CONSUMERS="$co" $flag \
-            -Xptxas -v scripts/hopper/harness.cu -lcuda -lcublas \
-            -o "$out/bin/hg_${c}_$dt" >"$out/bin/build_${c}_$dt.log" 2>&1 &
-    done
-done
-wait
-grep -h -E "registers|spill|warning|error" "$out"/bin/build_*.log | sort | uniq -c | sort -rn | head -20
+source scripts/hopper/build_harness.sh
+build_harness "$out/bin" "$configs"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv
 echo "config,m,n,k,dtype,kernel_us,cublas_us,kernel_tflops,cublas_tflops,rel_err,status" >"$out/hopper-dev.csv"
 for s in "${shapes[@]}"; do

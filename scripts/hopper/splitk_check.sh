@@ -6,20 +6,10 @@
 # Usage: scripts/hopper/splitk_check.sh OUT_DIR
 set -uo pipefail
 out=${1:?usage: splitk_check.sh OUT_DIR}
-mkdir -p "$out/bin"
+mkdir -p "$out"
 configs=${HG_CONFIGS:-"128x256x4x2 128x192x4x2 128x128x6x2 128x64x8x2 64x128x8x1 64x256x4x1"}
-for c in $configs; do
-    IFS=x read -r bm bn st co <<<"$c"
-    for dt in fp16 bf16; do
-        flag=""; [ "$dt" = bf16 ] && flag="-DHG_BF16"
-        nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Icsrc -DHG_BM="$bm" \
-            -DHG_BN="$bn" -DHG_STAGES="$st" -DHG_CONSUMERS="$co" $flag \
-            scripts/hopper/harness.cu -lcuda -lcublas -o "$out/bin/hg_${c}_$dt" \
-            >"$out/bin/build_${c}_$dt.log" 2>&1 &
-    done
-done
-wait
-cat "$out"/bin/build_*.log | grep -iE "error|warning" | head
+source scripts/hopper/build_harness.sh
+build_harness "$out/bin" "$configs"
 csv="$out/splitk.csv"
 echo "config,m,n,k,dtype,kernel_us,cublas_us,kernel_tflops,cublas_tflops,rel_err,status" >"$csv"
 nvidia-smi dmon -s pc -d 1 >"$out/dmon.txt" 2>&1 &

@@ -66,7 +66,9 @@ struct Args {
     /// Kernel family whose configs are ranked: triton (Triton's tutorial matmul),
     /// triton-tma (Triton's persistent tensor-descriptor matmul; Hopper, fp16/bf16, N and K
     /// multiples of 8), origami (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16),
-    /// seed (the NVIDIA port report's config space); or triton-auto: per shape, whichever of
+    /// hopper (this project's TMA + wgmma kernel, csrc/hopper_gemm.cu; Hopper, fp16/bf16, K
+    /// a multiple of 8; its model is not fitted yet), seed (the NVIDIA port report's config
+    /// space); or triton-auto: per shape, whichever of
     /// triton and triton-tma can run it with the lower predicted time (the output names the
     /// family; --all is refused: name one family).
     #[arg(long, default_value = "triton")]

@@ -271,7 +271,14 @@ mod tests {
     fn names_and_members() {
         assert_eq!(
             set_names(),
-            ["triton", "triton-tma", "origami", "seed", "triton-auto"]
+            [
+                "triton",
+                "triton-tma",
+                "origami",
+                "hopper",
+                "seed",
+                "triton-auto"
+            ]
         );
         let auto = FamilySet::named(" Triton-Auto ").unwrap();
         assert!(auto.is_choice());

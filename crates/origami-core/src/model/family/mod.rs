@@ -12,6 +12,9 @@
 //! - [`origami`]: the project's own kernel (csrc/gemm.cu); its file owns the kernel's
 //!   config rule, and ptxas's register table (`origami/register_table.rs`,
 //!   data/gemm_registers.csv) rejects the configs that spill.
+//! - [`hopper`]: the project's Hopper kernel (csrc/hopper_gemm.cu: TMA, wgmma, warp
+//!   specialization, persistent grid); ptxas's table (`hopper/compiled_table.rs`,
+//!   data/hopper_sm90.csv) rejects configs that spill or that ptxas warns about.
 //!
 //! Adding a family: write `<name>.rs` in this folder with a unit struct implementing
 //! [`KernelFamily`] and a `pub const NAME` (its command-line name); put what it reads from
@@ -25,11 +28,13 @@ use crate::hw::GpuDesc;
 use super::problem::{Config, Problem, Switches};
 use crate::constants::ModelConstants;
 
+pub mod hopper;
 pub mod origami;
 pub mod seed;
 pub mod triton;
 pub mod triton_persistent;
 
+pub use hopper::HopperFamily;
 pub use origami::OrigamiFamily;
 pub use seed::SeedFamily;
 pub use triton::{triton_mma_warps, TritonFamily, TritonRegisterModel};
@@ -40,6 +45,7 @@ const REGISTRY: &[(&str, &dyn KernelFamily)] = &[
     (triton::NAME, &TritonFamily),
     (triton_persistent::NAME, &TritonTmaFamily),
     (origami::NAME, &OrigamiFamily),
+    (hopper::NAME, &HopperFamily),
     (seed::NAME, &SeedFamily),
 ];
 
@@ -339,7 +345,10 @@ mod tests {
 
     #[test]
     fn registry_names_match_the_families() {
-        assert_eq!(FAMILY_NAMES, ["triton", "triton-tma", "origami", "seed"]);
+        assert_eq!(
+            FAMILY_NAMES,
+            ["triton", "triton-tma", "origami", "hopper", "seed"]
+        );
         for (name, fam) in REGISTRY {
             assert_eq!(fam.name(), *name);
             assert_eq!(family(name).map(|f| f.name()), Some(*name));
