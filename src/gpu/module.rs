@@ -684,6 +684,54 @@ mod tests {
     }
 
     #[test]
+    fn nvrtc_compiles_the_hopper_kernel_for_sm_90a_when_present() {
+        // The run-time path of the Hopper family (csrc/hopper_gemm.cu with its wgmma
+        // wrappers inlined): NVRTC, no header, the arch-specific target; ptxas's report
+        // in the log shows no spill and no warning (the family's table says the same).
+        if !probe::is_present(Library::Nvrtc) {
+            eprintln!("NVRTC not present: skipped");
+            return;
+        }
+        let src = embedded_source("hopper_gemm").expect("csrc/hopper_gemm.cu is embedded");
+        assert!(!src.contains("#include \"hopper_wgmma.cuh\""));
+        for (defines, bf16) in [
+            (
+                [
+                    "-DHG_BM=128",
+                    "-DHG_BN=256",
+                    "-DHG_STAGES=4",
+                    "-DHG_CONSUMERS=2",
+                ],
+                false,
+            ),
+            (
+                [
+                    "-DHG_BM=64",
+                    "-DHG_BN=192",
+                    "-DHG_STAGES=6",
+                    "-DHG_CONSUMERS=1",
+                ],
+                true,
+            ),
+        ] {
+            let mut opts: Vec<String> = defines.iter().map(|d| d.to_string()).collect();
+            if bf16 {
+                opts.push("-DHG_BF16".into());
+            }
+            opts.push("--ptxas-options=-v".into());
+            let out = nvrtc_compile("hopper_gemm", src, &opts, "sm_90a")
+                .unwrap_or_else(|e| panic!("{defines:?}: {e}"));
+            assert_eq!(&out.cubin[..4], b"\x7fELF");
+            assert!(out.log.contains("origami_hopper_gemm"), "{}", out.log);
+            assert!(out.log.contains("0 bytes spill stores"), "{}", out.log);
+            assert!(!out.log.to_lowercase().contains("warning"), "{}", out.log);
+        }
+        // wgmma exists only on the arch-specific target
+        let plain = nvrtc_compile("hopper_gemm", src, &[], "sm_90");
+        assert!(plain.is_err());
+    }
+
+    #[test]
     fn atomic_write_leaves_no_temp() {
         let d = std::env::temp_dir().join(format!("origami-aw-{}", std::process::id()));
         let p = d.join("x.cubin");
