@@ -152,11 +152,12 @@ fn command_line() -> String {
 fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
-    let p = problem_of(&a.m, &a.n, &a.k, dtype)?;
-    let choice = RunChoice::from_flags(&a.config, a.top)?;
+    let kind = a.model.runner_kernel();
+    let p = problem_of(&a.m, &a.n, &a.k, dtype, kind)?;
+    let choice = RunChoice::from_flags(&a.config, a.top, kind)?;
     let gpu = Gpu::open(0)?;
     let (_, sel) = a.model.setup_on(&gpu, dtype)?;
-    let mut bench = GpuBench::new(gpu, dtype, compile_threads(None), Instant::now())?;
+    let mut bench = GpuBench::new(gpu, dtype, kind, compile_threads(None), Instant::now())?;
     let (report, failed) = run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed())?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
     match a.format.as_str() {
@@ -182,7 +183,13 @@ fn sweep_cmd(a: SweepFlags) -> Result<(), Failure> {
     let started = Instant::now();
     let gpu = Gpu::open(0)?;
     let (setup, sel) = a.model.setup_on(&gpu, req.dtype)?;
-    let mut bench = GpuBench::new(gpu, req.dtype, compile_threads(a.threads), started)?;
+    let mut bench = GpuBench::new(
+        gpu,
+        req.dtype,
+        a.model.runner_kernel(),
+        compile_threads(a.threads),
+        started,
+    )?;
     let meta = run_sweep(&mut bench, &setup, &sel, &req, folder, &progress)?;
     report(&a.out, a.no_plots, Some(meta.to_value()))?;
     let left = meta.run.shapes_left;

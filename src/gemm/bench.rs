@@ -10,7 +10,7 @@ use crate::gpu::{ClockSample, Gpu};
 use crate::model::{Config, Problem};
 
 use super::measure::{Timing, TimingPolicy};
-use super::runner::{Runner, ShapeData};
+use super::runner::{Runner, RunnerKernel, ShapeData};
 use super::verify::Verification;
 use super::GemmError;
 
@@ -77,7 +77,8 @@ pub trait GemmBench {
     ) -> Result<Timing, GemmError>;
 }
 
-/// The real bench: the runner on a GPU, compiling on `threads` threads.
+/// The real bench: the runner on a GPU (the origami or the hopper family's kernel),
+/// compiling on `threads` threads.
 pub struct GpuBench {
     pub runner: Runner,
     threads: usize,
@@ -90,11 +91,12 @@ impl GpuBench {
     pub fn new(
         gpu: Gpu,
         dtype: Dtype,
+        kind: RunnerKernel,
         threads: usize,
         started: Instant,
     ) -> Result<Self, GemmError> {
         Ok(GpuBench {
-            runner: Runner::new(gpu, dtype)?,
+            runner: Runner::new(gpu, dtype, kind)?,
             threads,
             started,
         })

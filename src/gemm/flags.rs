@@ -17,6 +17,7 @@ use crate::setup::{setup, variant_named, Setup, SetupRequest};
 
 use super::measure::TimingPolicy;
 use super::refit::RefitRequest;
+use super::runner::RunnerKernel;
 use super::sweep_meta::Shard;
 use super::sweep_run::{read_shape_lists, SweepRequest};
 
@@ -26,7 +27,8 @@ pub struct ModelFlags {
     /// Input element type: fp16 or bf16.
     #[arg(long, default_value = "fp16")]
     pub dtype: String,
-    /// Kernel family (only origami has a runner).
+    /// Kernel family with a runner: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu;
+    /// compute capability 9.x).
     #[arg(long, default_value = "origami")]
     pub family: String,
     /// Model variant for the pick: origami or seed (the NVIDIA port report's model as
@@ -54,14 +56,19 @@ impl ModelFlags {
                 "--dtype: the origami kernel runs fp16 or bf16, not {dtype}"
             )));
         }
-        if self.family != "origami" {
+        if RunnerKernel::of_family(&self.family).is_none() {
             return Err(Failure::bad(format!(
-                "--family: only 'origami' has a kernel runner (got '{}')",
+                "--family: only 'origami' and 'hopper' have a kernel runner (got '{}')",
                 self.family
             )));
         }
         variant_named(&self.model)?;
         Ok(dtype)
+    }
+
+    /// The kernel the runner compiles (the family, checked by `checked_dtype`).
+    pub fn runner_kernel(&self) -> RunnerKernel {
+        RunnerKernel::of_family(&self.family).unwrap_or(RunnerKernel::Origami)
     }
 
     /// The model on `gpu` (its properties, or `--gpu`'s preset; `TRITONBLAS_HW_PARAMS` on
@@ -258,7 +265,12 @@ mod tests {
         for (d, f, m, needle) in [
             ("fp8", "origami", "origami", "--dtype"),
             ("fp32", "origami", "origami", "runs fp16 or bf16"),
-            ("fp16", "triton", "origami", "--family: only 'origami'"),
+            (
+                "fp16",
+                "triton",
+                "origami",
+                "--family: only 'origami' and 'hopper'",
+            ),
             ("fp16", "origami", "nope", "--model: unknown model 'nope'"),
         ] {
             let e = flags(d, f, m).checked_dtype().unwrap_err();

@@ -33,6 +33,7 @@
 pub mod bench;
 pub mod fit;
 pub mod flags;
+pub mod hopper_kernel;
 pub mod kernel;
 pub mod measure;
 pub mod merge;

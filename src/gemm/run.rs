@@ -8,9 +8,10 @@ use crate::model::problem::{parse_config, parse_dim};
 use crate::model::{Config, Problem, Selector};
 
 use super::bench::GemmBench;
-use super::kernel::{check_config, check_problem, tflops};
+use super::kernel::tflops;
 use super::measure::TimingPolicy;
 use super::run_report::{ConfigResult, CublasResult, RanConfig, RunReport, RunShape, TimedConfig};
+use super::runner::RunnerKernel;
 use super::sweep::plan;
 use super::GemmError;
 
@@ -24,13 +25,17 @@ pub enum RunChoice {
 }
 
 impl RunChoice {
-    /// From `--config` (repeatable; each parsed and checked against the kernel's rules)
+    /// From `--config` (repeatable; each parsed and checked against `kind`'s kernel rules)
     /// and `--top N` (at least 1).
-    pub fn from_flags(configs: &[String], top: Option<usize>) -> Result<RunChoice, Failure> {
+    pub fn from_flags(
+        configs: &[String],
+        top: Option<usize>,
+        kind: RunnerKernel,
+    ) -> Result<RunChoice, Failure> {
         let mut given = Vec::new();
         for c in configs {
             let c = parse_config(c).map_err(|e| Failure::bad(format!("--config: {e}")))?;
-            check_config(&c)?;
+            kind.check_config(&c)?;
             given.push(c);
         }
         if top == Some(0) {
@@ -44,8 +49,14 @@ impl RunChoice {
     }
 }
 
-/// The shape of `M N K` as given, checked against the kernel's alignment rule.
-pub fn problem_of(m: &str, n: &str, k: &str, dtype: Dtype) -> Result<Problem, Failure> {
+/// The shape of `M N K` as given, checked against `kind`'s kernel rule (alignment, sizes).
+pub fn problem_of(
+    m: &str,
+    n: &str,
+    k: &str,
+    dtype: Dtype,
+    kind: RunnerKernel,
+) -> Result<Problem, Failure> {
     let dim = |name: &str, v: &str| parse_dim(name, v).map_err(Failure::bad);
     let p = Problem {
         m: dim("M", m)?,
@@ -53,7 +64,7 @@ pub fn problem_of(m: &str, n: &str, k: &str, dtype: Dtype) -> Result<Problem, Fa
         k: dim("K", k)?,
         dtype,
     };
-    check_problem(&p)?;
+    kind.check_problem(&p)?;
     Ok(p)
 }
 
@@ -189,15 +200,21 @@ mod tests {
     #[test]
     fn flags_become_a_choice_and_a_problem() {
         assert_eq!(
-            RunChoice::from_flags(&[], None),
+            RunChoice::from_flags(&[], None, RunnerKernel::Origami),
             Ok(RunChoice::Model { top: None })
         );
-        assert!(RunChoice::from_flags(&[], Some(0)).is_err());
-        let bad = RunChoice::from_flags(&["64x64".into()], None).unwrap_err();
+        assert!(RunChoice::from_flags(&[], Some(0), RunnerKernel::Origami).is_err());
+        let bad =
+            RunChoice::from_flags(&["64x64".into()], None, RunnerKernel::Origami).unwrap_err();
         assert!(bad.msg.starts_with("--config"), "{bad}");
-        let e = problem_of("64", "64", "100", Dtype::Fp16).unwrap_err();
+        let e = problem_of("64", "64", "100", Dtype::Fp16, RunnerKernel::Origami).unwrap_err();
         assert!(e.msg.contains("multiple of 8"), "{e}");
-        assert_eq!(problem_of("64", "32", "16", Dtype::Bf16).unwrap().n, 32);
+        assert_eq!(
+            problem_of("64", "32", "16", Dtype::Bf16, RunnerKernel::Origami)
+                .unwrap()
+                .n,
+            32
+        );
     }
 
     #[test]

@@ -17,11 +17,12 @@ use crate::dtype::Dtype;
 use crate::gpu::cublas::Cublas;
 use crate::gpu::module::{cache_dir, cache_key, cache_path, nvrtc_compile, write_atomic};
 use crate::gpu::{
-    probe, DeviceBuffer, Gpu, GpuError, Kernel, KernelArgs, KernelAttrs, LaunchDims, Module,
-    ModuleOrigin, ModuleSpec,
+    probe, tma, DeviceBuffer, Gpu, GpuError, Kernel, KernelArgs, KernelAttrs, LaunchDims, Module,
+    ModuleOrigin, ModuleSpec, TensorMap,
 };
 use crate::model::{Config, Problem};
 
+use super::hopper_kernel;
 use super::kernel::{
     check_problem, error_bound, instance_key, launch_dims, module_spec, rotation_copies,
     smem_bytes, KERNEL_NAME, SMEM_SYMBOL,
@@ -31,6 +32,71 @@ use super::verify::{Verification, NAN_U16};
 use super::GemmError;
 
 const UTIL_SOURCE: &str = include_str!("util_kernels.cu");
+
+/// Which of the project's kernels the runner compiles and launches: the `origami`
+/// family's (csrc/gemm.cu) or the `hopper` family's (csrc/hopper_gemm.cu, sm_90a, tensor
+/// maps per launch). Both take A M x K, B N x K and C M x N, so the inputs, the cuBLAS
+/// reference and the check are shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunnerKernel {
+    Origami,
+    Hopper,
+}
+
+impl RunnerKernel {
+    /// The kernel of a family that has a runner.
+    pub fn of_family(name: &str) -> Option<RunnerKernel> {
+        match name {
+            "origami" => Some(RunnerKernel::Origami),
+            "hopper" => Some(RunnerKernel::Hopper),
+            _ => None,
+        }
+    }
+
+    fn module_spec(self, c: &Config, dtype: Dtype) -> ModuleSpec {
+        match self {
+            RunnerKernel::Origami => module_spec(c, dtype),
+            RunnerKernel::Hopper => hopper_kernel::module_spec(c, dtype),
+        }
+    }
+
+    fn instance_key(self, c: &Config) -> Config {
+        match self {
+            RunnerKernel::Origami => instance_key(c),
+            RunnerKernel::Hopper => hopper_kernel::instance_key(c),
+        }
+    }
+
+    /// Whether a config is an instance of this kernel.
+    pub fn check_config(self, c: &Config) -> Result<(), GemmError> {
+        match self {
+            RunnerKernel::Origami => super::kernel::check_config(c),
+            RunnerKernel::Hopper => hopper_kernel::check_config(c),
+        }
+    }
+
+    /// Whether this kernel can run a problem.
+    pub fn check_problem(self, p: &Problem) -> Result<(), GemmError> {
+        match self {
+            RunnerKernel::Origami => check_problem(p),
+            RunnerKernel::Hopper => hopper_kernel::check_problem(p),
+        }
+    }
+
+    fn smem_bytes(self, c: &Config) -> u64 {
+        match self {
+            RunnerKernel::Origami => smem_bytes(c),
+            RunnerKernel::Hopper => hopper_kernel::smem_bytes(c),
+        }
+    }
+
+    fn symbols(self) -> (&'static str, &'static str) {
+        match self {
+            RunnerKernel::Origami => (KERNEL_NAME, SMEM_SYMBOL),
+            RunnerKernel::Hopper => (hopper_kernel::KERNEL_NAME, hopper_kernel::SMEM_SYMBOL),
+        }
+    }
+}
 
 /// One compiled instance.
 pub struct Instance {
@@ -64,6 +130,7 @@ pub struct Runner {
     fill_u16: Kernel,
     rel_err: Kernel,
     instances: HashMap<Config, Result<Instance, String>>,
+    kind: RunnerKernel,
 }
 
 fn bf16_flag(d: Dtype) -> i32 {
@@ -86,7 +153,7 @@ pub fn precompile(
         return (0, Vec::new());
     };
     let nvrtc = format!("{maj}.{min}");
-    let arch_s = format!("sm_{arch}");
+    let device_arch = format!("sm_{arch}");
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let fails = Mutex::new(Vec::new());
@@ -99,10 +166,12 @@ pub fn precompile(
                     progress();
                     continue;
                 };
-                let key = cache_key(&text, &spec.options, &arch_s, &nvrtc);
+                // the spec's own target (sm_90a for the Hopper kernel), else the device's
+                let arch_s = spec.arch.as_deref().unwrap_or(&device_arch);
+                let key = cache_key(&text, &spec.options, arch_s, &nvrtc);
                 let path = cache_path(&dir, &name, &key);
                 if !path.exists() {
-                    match nvrtc_compile(&name, &text, &spec.options, &arch_s) {
+                    match nvrtc_compile(&name, &text, &spec.options, arch_s) {
                         Ok(out) => {
                             let _ = write_atomic(&path, &out.cubin);
                             done.fetch_add(1, Ordering::Relaxed);
@@ -131,9 +200,15 @@ struct KernelTimer<'a> {
 }
 
 impl Runner {
-    /// Open the runner on `gpu`: cuBLAS and the helper kernels.
-    pub fn new(gpu: Gpu, dtype: Dtype) -> Result<Self, GemmError> {
+    /// Open the runner on `gpu` for `kind`'s kernel: cuBLAS and the helper kernels.
+    pub fn new(gpu: Gpu, dtype: Dtype, kind: RunnerKernel) -> Result<Self, GemmError> {
         super::kernel::check_dtype(dtype)?;
+        if kind == RunnerKernel::Hopper && gpu.arch() / 10 != 9 {
+            return Err(GemmError::BadInput(format!(
+                "the hopper family's kernel needs compute capability 9.x (sm_90a); this GPU is sm_{}",
+                gpu.arch()
+            )));
+        }
         let cublas = Cublas::new(&gpu)?;
         let util = gpu.load_module(&ModuleSpec::text("origami_gemm_util", UTIL_SOURCE))?;
         let fill_random = util.kernel("origami_fill_random")?;
@@ -148,6 +223,7 @@ impl Runner {
             fill_u16,
             rel_err,
             instances: HashMap::new(),
+            kind,
         })
     }
 
@@ -158,11 +234,15 @@ impl Runner {
         threads: usize,
         progress: &(dyn Fn() + Sync),
     ) -> Vec<String> {
-        let mut keys: Vec<Config> = configs.iter().map(instance_key).collect();
+        let kind = self.kind;
+        let mut keys: Vec<Config> = configs.iter().map(|c| kind.instance_key(c)).collect();
         keys.sort();
         keys.dedup();
         keys.retain(|k| !self.instances.contains_key(k));
-        let specs: Vec<ModuleSpec> = keys.iter().map(|c| module_spec(c, self.dtype)).collect();
+        let specs: Vec<ModuleSpec> = keys
+            .iter()
+            .map(|c| kind.module_spec(c, self.dtype))
+            .collect();
         let (_, mut fails) = precompile(&specs, self.gpu.arch(), threads, progress);
         for k in keys {
             let r = self.load_instance(&k).map_err(|e| e.to_string());
@@ -177,16 +257,18 @@ impl Runner {
     }
 
     fn load_instance(&self, c: &Config) -> Result<Instance, GemmError> {
-        super::kernel::check_config(c)?;
-        let want = smem_bytes(c);
+        let kind = self.kind;
+        kind.check_config(c)?;
+        let want = kind.smem_bytes(c);
         let max = self.gpu.props().smem_per_block_optin_bytes;
         if want > max {
             return Err(GemmError::BadInput(format!(
                 "config {c}: needs {want} bytes of shared memory, the GPU allows {max} per block"
             )));
         }
-        let module = self.gpu.load_module(&module_spec(c, self.dtype))?;
-        let got = module.global_i32(SMEM_SYMBOL)?;
+        let (kernel_name, smem_symbol) = kind.symbols();
+        let module = self.gpu.load_module(&kind.module_spec(c, self.dtype))?;
+        let got = module.global_i32(smem_symbol)?;
         if i64::from(got) != want as i64 {
             return Err(GemmError::SmemMismatch {
                 config: c.to_string(),
@@ -194,11 +276,19 @@ impl Runner {
                 formula_bytes: want,
             });
         }
-        let kernel = module.kernel(KERNEL_NAME)?;
+        let kernel = module.kernel(kernel_name)?;
         kernel.set_max_dynamic_smem(want as u32)?;
         let attrs = kernel.attrs()?;
+        if kind == RunnerKernel::Hopper && attrs.local_size_bytes > 0 {
+            // the family's table (ptxas, with its warnings) keeps such configs out of the
+            // model's space; one asked for by hand is refused, not timed
+            return Err(GemmError::BadInput(format!(
+                "config {c}: {} bytes of local memory per thread (spills): not a healthy instance",
+                attrs.local_size_bytes
+            )));
+        }
         Ok(Instance {
-            config: instance_key(c),
+            config: kind.instance_key(c),
             origin: module.origin().clone(),
             _module: module,
             kernel,
@@ -209,7 +299,7 @@ impl Runner {
 
     /// The compiled instance of a config, or why there is none.
     pub fn instance(&self, c: &Config) -> Result<&Instance, String> {
-        match self.instances.get(&instance_key(c)) {
+        match self.instances.get(&self.kind.instance_key(c)) {
             Some(Ok(i)) => Ok(i),
             Some(Err(e)) => Err(e.clone()),
             None => Err(format!("config {c} was not compiled")),
@@ -219,7 +309,7 @@ impl Runner {
     /// Allocate and fill the inputs of a shape (fresh random values from `seed`), and
     /// compute cuBLAS's reference on copy 0.
     pub fn prepare(&self, p: &Problem, seed: u64) -> Result<ShapeData, GemmError> {
-        check_problem(p)?;
+        self.kind.check_problem(p)?;
         if p.dtype != self.dtype {
             return Err(GemmError::BadInput(format!(
                 "shape {}x{}x{} is {}, the runner was opened for {}",
@@ -299,7 +389,7 @@ impl Runner {
         c: &Config,
     ) -> Result<(Verification, f64), GemmError> {
         let inst = self.instance(c).map_err(GemmError::Runtime)?;
-        let dims = launch_dims(c, &data.problem);
+        let dims = self.launch_dims(c, &data.problem);
         self.poison(&data.c[0])?;
         let launch_ms = self
             .gpu
@@ -322,6 +412,13 @@ impl Runner {
         ))
     }
 
+    fn launch_dims(&self, c: &Config, p: &Problem) -> LaunchDims {
+        match self.kind {
+            RunnerKernel::Origami => launch_dims(c, p),
+            RunnerKernel::Hopper => hopper_kernel::launch_dims(c, p, self.gpu.props().sm_count),
+        }
+    }
+
     fn launch_gemm(
         &self,
         inst: &Instance,
@@ -331,6 +428,37 @@ impl Runner {
         group_m: i32,
     ) -> Result<(), GpuError> {
         let p = &data.problem;
+        if self.kind == RunnerKernel::Hopper {
+            // The maps name this copy's buffers; encoding them is host work, outside a
+            // captured graph's replay.
+            let bf16 = self.dtype == Dtype::Bf16;
+            let [ma, mb, mc] = hopper_kernel::map_shapes(&inst.config, p);
+            let ta = tma::encode_2d(data.a[copy].device_addr(), &ma, bf16)?;
+            let tb = tma::encode_2d(data.b[copy].device_addr(), &mb, bf16)?;
+            let c_by_tma = hopper_kernel::c_by_tma(p);
+            let tc = if c_by_tma {
+                tma::encode_2d(data.c[copy].device_addr(), &mc, bf16)?
+            } else {
+                TensorMap([0; 128])
+            };
+            let k_tiles = p.k.div_ceil(u64::from(inst.config.block_k)) as i32;
+            return self.gpu.launch(
+                &inst.kernel,
+                dims,
+                KernelArgs::new()
+                    .tensor_map(&ta)
+                    .tensor_map(&tb)
+                    .tensor_map(&tc)
+                    .buf(&data.c[copy])
+                    .i32(p.m as i32)
+                    .i32(p.n as i32)
+                    .i32(p.k as i32)
+                    .i32(group_m)
+                    .i32(i32::from(c_by_tma))
+                    .i32(k_tiles) // no split: one run of every K tile
+                    .u64(0), // no workspace
+            );
+        }
         self.gpu.launch(
             &inst.kernel,
             dims,
@@ -360,7 +488,7 @@ impl Runner {
             r: self,
             inst,
             data,
-            dims: launch_dims(c, &data.problem),
+            dims: self.launch_dims(c, &data.problem),
             group_m: c.group_m as i32,
             graph: None,
         };

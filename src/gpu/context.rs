@@ -89,10 +89,28 @@ impl<T> DeviceBuffer<T> {
     }
 }
 
+/// A tensor map (the driver's 128-byte, 64-byte-aligned `CUtensorMap`), passed to a kernel
+/// by value (`const __grid_constant__` parameters of the Hopper kernel).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TensorMap(pub [u8; 128]);
+
+impl std::fmt::Debug for TensorMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TensorMap(128 bytes)")
+    }
+}
+
+/// One kernel argument: a value of at most 8 bytes, or a tensor map.
+enum Slot {
+    Word(u64),
+    Map(Box<TensorMap>),
+}
+
 /// Kernel arguments, in order. Borrowing the buffers keeps them alive until the launch.
 #[derive(Default)]
 pub struct KernelArgs<'a> {
-    slots: Vec<u64>,
+    slots: Vec<Slot>,
     _borrow: PhantomData<&'a ()>,
 }
 
@@ -104,7 +122,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A device pointer to the start of `buf`.
     pub fn buf<T>(mut self, buf: &'a DeviceBuffer<T>) -> Self {
-        self.slots.push(buf.device_addr());
+        self.slots.push(Slot::Word(buf.device_addr()));
         self
     }
 
@@ -115,33 +133,40 @@ impl<'a> KernelArgs<'a> {
             "offset {offset_elems} beyond buffer of {}",
             buf.len()
         );
-        self.slots
-            .push(buf.device_addr() + (offset_elems * std::mem::size_of::<T>()) as u64);
+        self.slots.push(Slot::Word(
+            buf.device_addr() + (offset_elems * std::mem::size_of::<T>()) as u64,
+        ));
         self
     }
 
     pub fn u32(mut self, v: u32) -> Self {
-        self.slots.push(u64::from(v));
+        self.slots.push(Slot::Word(u64::from(v)));
         self
     }
 
     pub fn i32(mut self, v: i32) -> Self {
-        self.slots.push(u64::from(v as u32));
+        self.slots.push(Slot::Word(u64::from(v as u32)));
         self
     }
 
     pub fn u64(mut self, v: u64) -> Self {
-        self.slots.push(v);
+        self.slots.push(Slot::Word(v));
         self
     }
 
     pub fn f32(mut self, v: f32) -> Self {
-        self.slots.push(u64::from(v.to_bits()));
+        self.slots.push(Slot::Word(u64::from(v.to_bits())));
         self
     }
 
     pub fn f64(mut self, v: f64) -> Self {
-        self.slots.push(v.to_bits());
+        self.slots.push(Slot::Word(v.to_bits()));
+        self
+    }
+
+    /// A tensor map, by value.
+    pub fn tensor_map(mut self, map: &TensorMap) -> Self {
+        self.slots.push(Slot::Map(Box::new(*map)));
         self
     }
 
@@ -344,14 +369,18 @@ impl Gpu {
         let mut slots = args.slots;
         let mut params: Vec<*mut c_void> = slots
             .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
+            .map(|s| match s {
+                Slot::Word(w) => w as *mut u64 as *mut c_void,
+                Slot::Map(m) => m.as_mut() as *mut TensorMap as *mut c_void,
+            })
             .collect();
         self.ctx
             .bind_to_thread()
             .map_err(GpuError::driver("binding the context"))?;
         // SAFETY: each parameter points at an 8-byte slot holding the value in its low bytes
-        // (little-endian), alive until cuLaunchKernel returns (it copies the values). The
-        // caller matches the argument list to the kernel's signature.
+        // (little-endian), or at a boxed 128-byte tensor map, alive until cuLaunchKernel
+        // returns (it copies the values). The caller matches the argument list to the
+        // kernel's signature.
         unsafe {
             cudarc::driver::result::launch_kernel(
                 kernel.f.cu_function(),

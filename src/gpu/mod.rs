@@ -17,6 +17,8 @@
 //!   [`Module::global_i32`]; [`module::nvrtc_compile`] compiles without a GPU.
 //! - timing: [`Gpu::time_ms`] (CUDA events around a closure), [`Gpu::capture`] and
 //!   [`Gpu::time_graph_ms`] (graph replay for kernels shorter than the launch cost).
+//! - tensor maps: [`tma::encode_2d`] (cuTensorMapEncodeTiled) -> [`TensorMap`], passed by
+//!   value with `KernelArgs::tensor_map` (the Hopper kernel).
 //! - clocks: [`Gpu::nvml_sample`] -> [`ClockSample`] (SM/memory clocks, maxima, throttle
 //!   reasons, temperature, power); absent NVML is an `Err`, never fatal to a measurement.
 
@@ -26,8 +28,9 @@ mod error;
 pub mod module;
 pub mod nvml;
 pub mod probe;
+pub mod tma;
 
-pub use context::{DeviceBuffer, Gpu, Graph, KernelArgs, LaunchDims};
+pub use context::{DeviceBuffer, Gpu, Graph, KernelArgs, LaunchDims, TensorMap};
 pub use error::GpuError;
 pub use module::{Kernel, KernelAttrs, Module, ModuleOrigin, ModuleSpec, SourceRef};
 pub use nvml::ClockSample;

@@ -1,0 +1,153 @@
+//! One `origami_hopper_gemm` instance per configuration (docs/hopper-kernel.md): the module
+//! to compile (csrc/hopper_gemm.cu for sm_90a with the config's defines), the launch, and
+//! the three tensor maps a launch passes. The config and problem rules are the hopper
+//! family's (`model::family::hopper`); this module asks it. Pure functions; the GPU side
+//! is `runner` (with `gpu::tma` for the maps).
+
+use crate::dtype::Dtype;
+use crate::gpu::tma::MapShape;
+use crate::gpu::{LaunchDims, ModuleSpec};
+use crate::model::family::hopper;
+use crate::model::{Config, Problem};
+
+use super::GemmError;
+
+/// Kernel symbol of `csrc/hopper_gemm.cu`.
+pub const KERNEL_NAME: &str = "origami_hopper_gemm";
+/// Device constant holding the module's own shared-memory size.
+pub const SMEM_SYMBOL: &str = "origami_hopper_gemm_smem_bytes";
+/// Embedded source stem.
+pub const SOURCE_STEM: &str = "hopper_gemm";
+/// The target: wgmma and setmaxnreg exist only on the arch-specific sm_90a.
+pub const TARGET: &str = "sm_90a";
+
+/// Whether the kernel can run a problem (the family's rule: fp16/bf16, K % 8 == 0).
+pub fn check_problem(p: &Problem) -> Result<(), GemmError> {
+    match hopper::problem_violation(p) {
+        Some(why) => Err(GemmError::BadInput(why)),
+        None => Ok(()),
+    }
+}
+
+/// Whether a config is an instance of the kernel (the family's static rules).
+pub fn check_config(c: &Config) -> Result<(), GemmError> {
+    match hopper::config_violation(c) {
+        Some(why) => Err(GemmError::BadInput(format!("config {c}: {why}"))),
+        None => Ok(()),
+    }
+}
+
+/// Shared memory of one CTA, bytes (the family's formula, the kernel's exported value).
+pub fn smem_bytes(c: &Config) -> u64 {
+    hopper::smem_bytes(c)
+}
+
+/// The module of a config: the embedded source for sm_90a with its defines.
+pub fn module_spec(c: &Config, dtype: Dtype) -> ModuleSpec {
+    let mut s = ModuleSpec::embedded(SOURCE_STEM)
+        .force_nvrtc()
+        .target(TARGET)
+        .define("HG_BM", c.block_m)
+        .define("HG_BN", c.block_n)
+        .define("HG_BK", c.block_k)
+        .define("HG_STAGES", c.num_stages)
+        .define("HG_CONSUMERS", hopper::consumers(c));
+    if dtype == Dtype::Bf16 {
+        s = s.flag("HG_BF16");
+    }
+    s
+}
+
+/// The config with the group size zeroed: one compiled instance serves every group_m.
+pub fn instance_key(c: &Config) -> Config {
+    Config { group_m: 1, ..*c }
+}
+
+/// Grid (one CTA per SM, at most one per tile), block (the producer and consumer
+/// warpgroups) and dynamic shared memory.
+pub fn launch_dims(c: &Config, p: &Problem, sms: u32) -> LaunchDims {
+    let tiles = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
+    let grid = tiles.min(u64::from(sms.max(1))).max(1);
+    LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c) as u32)
+}
+
+/// Whether C is stored by TMA (its rows 16-byte multiples), else from registers.
+pub fn c_by_tma(p: &Problem) -> bool {
+    p.n % 8 == 0
+}
+
+/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64) and C (M x N,
+/// boxes 64 x the epilogue chunk's columns; unused when `c_by_tma` is false).
+pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
+    [
+        MapShape {
+            rows: p.m,
+            cols: p.k,
+            box_rows: c.block_m,
+            box_cols: c.block_k,
+        },
+        MapShape {
+            rows: p.n,
+            cols: p.k,
+            box_rows: c.block_n,
+            box_cols: c.block_k,
+        },
+        MapShape {
+            rows: p.m,
+            cols: p.n,
+            box_rows: 64,
+            box_cols: hopper::c_box_cols(c.block_n),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::problem::parse_config;
+
+    #[test]
+    fn a_launch_of_the_kernel() {
+        let c = parse_config("128x256x64,g8,w12,s4").unwrap();
+        let p = Problem::new(4100, 576, 7168, Dtype::Bf16).unwrap();
+        let d = launch_dims(&c, &p, 132);
+        // 33 x 3 tiles on 132 SMs: 99 CTAs of 384 threads
+        assert_eq!((d.grid.0, d.block.0), (99, 384));
+        assert_eq!(u64::from(d.dyn_smem_bytes), smem_bytes(&c));
+        let big = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        assert_eq!(launch_dims(&c, &big, 132).grid.0, 132);
+        let s = module_spec(&c, Dtype::Bf16);
+        assert_eq!(s.arch.as_deref(), Some("sm_90a"));
+        for o in [
+            "-DHG_BM=128",
+            "-DHG_BN=256",
+            "-DHG_BK=64",
+            "-DHG_STAGES=4",
+            "-DHG_CONSUMERS=2",
+            "-DHG_BF16",
+        ] {
+            assert!(s.options.iter().any(|x| x == o), "{o}: {:?}", s.options);
+        }
+        assert!(!module_spec(&c, Dtype::Fp16)
+            .options
+            .iter()
+            .any(|o| o == "-DHG_BF16"));
+        let [a, b, cm] = map_shapes(&c, &p);
+        assert_eq!(
+            (a.rows, a.cols, a.box_rows, a.box_cols),
+            (4100, 7168, 128, 64)
+        );
+        assert_eq!((b.rows, b.box_rows), (576, 256));
+        assert_eq!(
+            (cm.rows, cm.cols, cm.box_rows, cm.box_cols),
+            (4100, 576, 64, 64)
+        );
+        assert!(a.violation().is_none() && b.violation().is_none() && cm.violation().is_none());
+        assert!(c_by_tma(&p));
+        let odd = Problem::new(4097, 4103, 4104, Dtype::Fp16).unwrap();
+        assert!(!c_by_tma(&odd));
+        assert!(check_problem(&odd).is_ok());
+        assert!(check_problem(&Problem::new(64, 64, 100, Dtype::Fp16).unwrap()).is_err());
+        assert!(check_config(&parse_config("256x256x64,w12,s3").unwrap()).is_err());
+    }
+}
