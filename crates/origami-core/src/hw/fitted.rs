@@ -3,7 +3,8 @@
 //! applied beneath every other source of constants when the GPU has the architecture
 //! they were measured on. Today: the H200 (sm_90) fits of the `origami` and `triton`
 //! families (throughput model; `docs/throughput.md`) and the H100 fit of the `triton-tma`
-//! family (docs/triton-tma.md), applied on compute capability 9.x.
+//! family (docs/triton-tma.md) and the H200 fit of the `hopper` family
+//! (docs/hopper-kernel.md), applied on compute capability 9.x.
 //! A preset's or `TRITONBLAS_HW_PARAMS`'s constants win over them; `--no-fitted` leaves
 //! them out (the model as the NVIDIA port report published it).
 
@@ -20,7 +21,7 @@ struct FittedFile {
     text: &'static str,
 }
 
-const FILES: [FittedFile; 3] = [
+const FILES: [FittedFile; 4] = [
     FittedFile {
         family: "origami",
         major: 9,
@@ -38,6 +39,12 @@ const FILES: [FittedFile; 3] = [
         major: 9,
         path: "calibrations/fitted/h100-triton-tma.json",
         text: include_str!("../../../../calibrations/fitted/h100-triton-tma.json"),
+    },
+    FittedFile {
+        family: "hopper",
+        major: 9,
+        path: "calibrations/fitted/h200-hopper.json",
+        text: include_str!("../../../../calibrations/fitted/h200-hopper.json"),
     },
 ];
 
