@@ -910,7 +910,7 @@ fn triton_auto_refuses_in_one_line() {
     );
     one_line_usage_error(
         &["64", "64", "64", "--family", "nope"],
-        &["known: triton, triton-tma, origami, hopper, seed, triton-auto"],
+        &["known: triton, triton-tma, origami, hopper, seed, triton-auto, auto"],
     );
 }
 

@@ -78,7 +78,7 @@ class Pick:
 class Selector:
     """Picks GEMM configs for one GPU and one kernel family (or set), as origami-select.
 
-    family: triton, triton-tma, triton-auto, origami, hopper, seed. gpu: a preset name
+    family: triton, triton-tma, triton-auto, origami, hopper, seed, auto. gpu: a preset name
     (preset_names()). hw_file: a hardware file (TRITONBLAS_HW_PARAMS's format). model:
     origami-select's --model. no_fitted: leave out the family's fitted constants.
     device: a dict of DeviceProps fields, or "torch"/"cuda" to read GPU 0 through

@@ -11,7 +11,7 @@ from _ext import ROOT, cli, load
 
 og = load()
 
-FAMILIES = ["triton", "triton-tma", "triton-auto", "origami", "hopper", "seed"]
+FAMILIES = ["triton", "triton-tma", "triton-auto", "origami", "hopper", "seed", "auto"]
 SHAPE_FILES = ["data/seed_shapes.csv", "data/llm_shapes.csv"]
 GPU = "h100-sxm"
 CONFIG_COLUMNS = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M",

@@ -67,10 +67,11 @@ struct Args {
     /// triton-tma (Triton's persistent tensor-descriptor matmul; Hopper, fp16/bf16, N and K
     /// multiples of 8), origami (this project's mma.sync kernel, csrc/gemm.cu; fp16/bf16),
     /// hopper (this project's TMA + wgmma kernel, csrc/hopper_gemm.cu; Hopper, fp16/bf16, K
-    /// a multiple of 8; its model is not fitted yet), seed (the NVIDIA port report's config
-    /// space); or triton-auto: per shape, whichever of
-    /// triton and triton-tma can run it with the lower predicted time (the output names the
-    /// family; --all is refused: name one family).
+    /// a multiple of 8), seed (the NVIDIA port report's config space); or triton-auto: per
+    /// shape, whichever of triton and triton-tma can run it with the lower predicted time;
+    /// or auto: the same
+    /// between hopper and origami, the project's kernels (the output names the family;
+    /// --all is refused: name one family).
     #[arg(long, default_value = "triton")]
     family: String,
     /// Leave out the constants fitted for the family on this architecture (embedded from

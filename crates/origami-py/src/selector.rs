@@ -29,7 +29,7 @@ struct Front {
 
 /// Picks GEMM configs for one GPU and one kernel family (or set), as origami-select does.
 ///
-/// family: triton, triton-tma, triton-auto, origami, hopper, seed. gpu: a preset name
+/// family: triton, triton-tma, triton-auto, origami, hopper, seed, auto. gpu: a preset name
 /// (preset_names()). hw_file: a hardware file (TRITONBLAS_HW_PARAMS's format). model:
 /// origami-select's --model. no_fitted: leave out the family's fitted constants. device:
 /// a dict of DeviceProps fields (a missing one taken from the preset matching its name),

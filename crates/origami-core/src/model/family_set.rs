@@ -1,23 +1,34 @@
 //! What `origami-select --family` names: one kernel family, or a set of families the tool
-//! chooses among shape by shape. The one set is `triton-auto`: Triton's two matmul kernels
+//! chooses among shape by shape. The sets: `triton-auto`, Triton's two matmul kernels
 //! on NVIDIA, the tutorial kernel (`triton`, `matmul_kernel`) and the persistent
-//! tensor-descriptor kernel (`triton-tma`, `matmul_tma_persistent_kernel`). This module
+//! tensor-descriptor kernel (`triton-tma`, `matmul_tma_persistent_kernel`); and `auto`, the
+//! project's two CUDA kernels, the Hopper kernel (`hopper`: compute capability 9.x, K a
+//! multiple of 8) and the mma.sync kernel (`origami`) for the rest. This module
 //! owns the rule: a member enters a shape when its kernel can run the shape
 //! (`KernelFamily::problem_violation`: the tutorial kernel's 32-bit offsets, TMA's 16-byte
 //! row strides and input types) and it has a feasible config for the input type on the GPU
 //! (`Selector::new`); among the entrants the lower predicted time of the pick wins, the
-//! earlier member on a tie (the tutorial kernel, the one with the longer measured record).
+//! earlier member on a tie (`triton-auto`: the tutorial kernel, the one with the longer
+//! measured record; `auto`: the Hopper kernel, the faster one where both run).
 //! A single family is the set of itself, so the tool has one path for both.
 
-use crate::model::family::{family, KernelFamily, TritonFamily, TritonTmaFamily, FAMILY_NAMES};
+use crate::model::family::{
+    family, HopperFamily, KernelFamily, OrigamiFamily, TritonFamily, TritonTmaFamily, FAMILY_NAMES,
+};
 use crate::model::problem::Problem;
 use crate::model::select::{Ranked, Scope, Selection, Selector};
 
 /// `--family triton-auto`: the Triton kernel chosen per shape.
 pub const TRITON_AUTO: &str = "triton-auto";
 
+/// `--family auto`: the project's CUDA kernel chosen per shape.
+pub const AUTO: &str = "auto";
+
 /// The sets by name, with their members in tie-break order.
-const SETS: &[(&str, &[&dyn KernelFamily])] = &[(TRITON_AUTO, &[&TritonFamily, &TritonTmaFamily])];
+const SETS: &[(&str, &[&dyn KernelFamily])] = &[
+    (TRITON_AUTO, &[&TritonFamily, &TritonTmaFamily]),
+    (AUTO, &[&HopperFamily, &OrigamiFamily]),
+];
 
 /// Every name `--family` takes in origami-select: the families, then the sets.
 pub fn set_names() -> Vec<&'static str> {
@@ -277,7 +288,8 @@ mod tests {
                 "origami",
                 "hopper",
                 "seed",
-                "triton-auto"
+                "triton-auto",
+                "auto"
             ]
         );
         let auto = FamilySet::named(" Triton-Auto ").unwrap();
@@ -287,7 +299,10 @@ mod tests {
         let one = FamilySet::named("origami").unwrap();
         assert!(!one.is_choice());
         assert_eq!(one.name, "origami");
-        assert!(FamilySet::named("auto").is_none());
+        let cuda = FamilySet::named("auto").unwrap();
+        let names: Vec<&str> = cuda.members.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["hopper", "origami"]);
+        assert!(FamilySet::named("hopper-auto").is_none());
     }
 
     #[test]
@@ -346,6 +361,45 @@ mod tests {
 
     fn family_of(c: &Picked) -> &'static str {
         FamilySet::named(TRITON_AUTO).unwrap().members[c.chosen].name()
+    }
+
+    #[test]
+    fn auto_takes_the_hopper_kernel_on_hopper_and_the_mma_sync_kernel_elsewhere() {
+        let choose = |gpu: &str, m: u64, n: u64, k: u64| {
+            let set = FamilySet::named(AUTO).unwrap();
+            let setups = setups(gpu, &set);
+            let selectors: Vec<Result<Selector<'static>, String>> = setups
+                .iter()
+                .map(|s| s.selector(Dtype::Fp16).map_err(|e| e.to_string()))
+                .collect();
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            set.choose(&p, |i| selectors[i].as_ref().map_err(Clone::clone), false)
+                .map(|c| (c.selector.family.name(), c.entrants))
+        };
+        // an H100 runs both: the fitted Hopper kernel predicts faster at 4096^3
+        let (fam, entrants) = choose("h100-sxm", 4096, 4096, 4096).unwrap();
+        assert_eq!(fam, "hopper");
+        assert!(entrants.iter().all(Result::is_ok));
+        // an A100 has no wgmma: the Hopper kernel is out with its reason
+        let (fam, entrants) = choose("a100", 4096, 4096, 4096).unwrap();
+        assert_eq!(fam, "origami");
+        assert!(entrants[0]
+            .as_ref()
+            .unwrap_err()
+            .reason
+            .contains("no feasible config"));
+        // K not a multiple of 8: neither kernel runs it, each says why
+        let e = choose("h100-sxm", 4096, 4096, 4100)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--family auto: no kernel of the set can run"),
+            "{e}"
+        );
+        assert!(
+            e.contains("hopper: K = 4100") && e.contains("origami: K = 4100"),
+            "{e}"
+        );
     }
 
     #[test]

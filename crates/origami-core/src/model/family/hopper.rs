@@ -16,9 +16,9 @@
 //! come from ptxas (`compiled_table.rs`, data/hopper_sm90.csv): a config that spills or
 //! that ptxas warns about (it warns when it serializes wgmma) is never picked.
 //!
-//! Not yet in the space: the kernel's split-K (the config text has no field for it yet)
-//! and its model terms; the constants are the throughput model's defaults until a sweep
-//! of this family is fitted (docs/hopper-kernel.md).
+//! Its constants: the throughput model fitted on the H200's brute force over the seed list
+//! (`calibrations/fitted/h200-hopper.json`, applied on compute capability 9.x). Not yet in
+//! the space: the kernel's split-K (the config text has no field for it yet).
 
 use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
@@ -116,7 +116,7 @@ pub fn problem_violation(p: &Problem) -> Option<String> {
     }
     if p.k % 8 != 0 {
         return Some(format!(
-            "K = {} is not a multiple of 8: TMA needs A's and B's row strides in multiples of 16 bytes (the origami family runs it)",
+            "K = {} is not a multiple of 8: TMA needs A's and B's row strides in multiples of 16 bytes",
             p.k
         ));
     }
