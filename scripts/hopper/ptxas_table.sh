@@ -1,31 +1,21 @@
 #!/usr/bin/env bash
-# The Hopper family's compiled-resource table (data/hopper_sm90.csv): every config of the
-# family's space (`origami-bench configs --family hopper` lists it; this script walks the
-# same rule: BM 64/128/256, BN 16..256 in steps of 16, BK 64, one or two consumer
-# warpgroups, 2 to 8 stages, the accumulators within the consumers' registers, shared
-# memory within 227 KiB) compiled by nvcc for sm_90a in fp16 and bf16, ptxas's registers,
-# stack and spill bytes and warnings per config. No GPU needed (PyPI's nvcc works).
+# The Hopper family's compiled-resource table (data/hopper_sm90.csv): every valid config of
+# the family's space on a 227 KiB GPU (`origami-bench configs --family hopper`; $ORIGAMI_BENCH,
+# else `cargo run --release --bin origami-bench --`) compiled by nvcc for sm_90a in fp16 and
+# bf16, ptxas's registers, stack and spill bytes and warnings per config. No GPU needed
+# (PyPI's nvcc works).
 # Usage: CUDA_HOME=... scripts/hopper/ptxas_table.sh > data/hopper_sm90.csv  [JOBS=2]
 set -euo pipefail
 nvcc="${CUDA_HOME:?set CUDA_HOME}/bin/nvcc"
 jobs=${JOBS:-2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-configs=$(python3 - <<'PY'
-for bm in (64, 128, 256):
-    for bn in range(16, 257, 16):
-        for c in (1, 2):
-            if bm % (64 * c):
-                continue
-            if (bm // c // 64) * bn // 2 > (128 if c == 2 else 192):
-                continue
-            cw = 64 if bn % 64 == 0 else (32 if bn % 32 == 0 else 16)
-            for s in range(2, 9):
-                if s * (bm + bn) * 128 + c * 2 * 64 * cw * 2 + 1024 + 16 * s <= 232448:
-                    for dt in ("fp16", "bf16"):
-                        print(f"{bm} {bn} {s} {c} {dt}")
-PY
-)
+# the configs and their defines from the family itself (one owner of the rule)
+read -r -a bench <<< "${ORIGAMI_BENCH:-cargo run --release --quiet --bin origami-bench --}"
+configs=$(for dt in fp16 bf16; do
+    "${bench[@]}" configs --family hopper --dtype "$dt" --smem-limit 232448 |
+        awk -F, -v dt="$dt" 'NR > 1 && $8 == 1 { print $1, $2, $5, $6, dt }'
+done)
 compile_one() {
     read -r bm bn s c dt <<<"$1"
     flag=""; [ "$dt" = bf16 ] && flag="-DHG_BF16"

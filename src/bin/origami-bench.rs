@@ -53,7 +53,7 @@ enum Cmd {
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
     Refit(RefitFlags),
-    /// Print the origami kernel's configs as CSV (no GPU): warp grid, shared memory,
+    /// Print a kernel family's configs as CSV (no GPU; origami or hopper): shared memory,
     /// validity and the -D defines of each (what the compile scripts read).
     Configs(ConfigsArgs),
 }
@@ -115,6 +115,9 @@ struct ReportArgs {
 
 #[derive(ClapArgs, Debug)]
 struct ConfigsArgs {
+    /// Kernel family: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu).
+    #[arg(long, default_value = "origami")]
+    family: String,
     /// Input element type (fp16 or bf16): the defines of its instances.
     #[arg(long, default_value = "fp16")]
     dtype: String,
@@ -245,11 +248,19 @@ fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `configs`: the origami family's config listing (`model::family::origami::config_list`).
+/// `configs`: a family's config listing (`model::family::origami::config_list`,
+/// `model::family::hopper::config_list`).
 fn configs_cmd(a: &ConfigsArgs) -> Result<(), Failure> {
+    use origami::model::family::{hopper, origami as mma};
     let dtype: origami::dtype::Dtype = a.dtype.parse().map_err(Failure::bad)?;
-    let text = origami::model::family::origami::config_list::config_list_csv(dtype, a.smem_limit)
-        .map_err(Failure::bad)?;
+    let text = match a.family.trim() {
+        "origami" => mma::config_list::config_list_csv(dtype, a.smem_limit),
+        "hopper" => hopper::config_list::config_list_csv(dtype, a.smem_limit),
+        other => Err(format!(
+            "--family: the listing is of 'origami' or 'hopper' (got '{other}')"
+        )),
+    }
+    .map_err(Failure::bad)?;
     write_stdout(&text)
 }
 

@@ -46,14 +46,12 @@ pub fn smem_bytes(c: &Config) -> u64 {
 pub fn module_spec(c: &Config, dtype: Dtype) -> ModuleSpec {
     let mut s = ModuleSpec::embedded(SOURCE_STEM)
         .force_nvrtc()
-        .target(TARGET)
-        .define("HG_BM", c.block_m)
-        .define("HG_BN", c.block_n)
-        .define("HG_BK", c.block_k)
-        .define("HG_STAGES", c.num_stages)
-        .define("HG_CONSUMERS", hopper::consumers(c));
-    if dtype == Dtype::Bf16 {
-        s = s.flag("HG_BF16");
+        .target(TARGET);
+    for (name, v) in hopper::defines(c, dtype) {
+        s = match v {
+            Some(v) => s.define(name, v),
+            None => s.flag(name),
+        };
     }
     s
 }

@@ -28,6 +28,7 @@ use crate::model::problem::{Config, Problem};
 use super::{default_launch_preference, KernelFamily, PersistentLoop};
 
 pub mod compiled_table;
+pub mod config_list;
 
 use compiled_table::HopperCompiled;
 
@@ -102,6 +103,22 @@ pub fn config_violation(c: &Config) -> Option<String> {
         ));
     }
     None
+}
+
+/// The `-D` defines of a config's instance (csrc/hopper_gemm.cu's configuration), as
+/// (name, value): the runner's NVRTC options and the scripts' nvcc flags.
+pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
+    let mut d = vec![
+        ("HG_BM", Some(c.block_m)),
+        ("HG_BN", Some(c.block_n)),
+        ("HG_BK", Some(c.block_k)),
+        ("HG_STAGES", Some(c.num_stages)),
+        ("HG_CONSUMERS", Some(consumers(c))),
+    ];
+    if dtype == Dtype::Bf16 {
+        d.push(("HG_BF16", None));
+    }
+    d
 }
 
 /// Why the kernel cannot run a problem, if so: fp16 or bf16 inputs, and K a multiple of 8
