@@ -1,5 +1,5 @@
 //! What a sweep or a single run needs from whatever compiles, verifies and times configs
-//! of the origami family: the [`GemmBench`] trait. [`GpuBench`] is the real one (NVRTC and
+//! of the project's kernels (the origami or the hopper family): the [`GemmBench`] trait. [`GpuBench`] is the real one (NVRTC and
 //! cuBLAS on the GPU, over [`super::runner::Runner`]); [`super::mock::MockBench`] returns
 //! deterministic times so that CI runs a whole sweep, sharded or not, without a GPU.
 
@@ -32,7 +32,7 @@ pub struct CompileOutcome {
     pub threads: usize,
 }
 
-/// Compile, verify and time configs of the origami family (and cuBLAS beside them).
+/// Compile, verify and time configs of one of the project's kernels (and cuBLAS beside them).
 pub trait GemmBench {
     /// The device data of one shape (inputs, outputs, the reference).
     type Shape;

@@ -1,8 +1,10 @@
-//! The GPU side of the runner: compile every config (NVRTC, in parallel threads, through
-//! the gpu layer's disk cache), check each module's `origami_gemm_smem_bytes` against the
-//! formula, read registers and local memory, make fresh random inputs on the device,
-//! verify each config against cuBLAS with C poisoned first, and time configs and cuBLAS
-//! as CUDA graphs of back-to-back launches rotating through copies of the inputs.
+//! The GPU side of the runner, for the origami family's kernel (csrc/gemm.cu) or the hopper
+//! family's (csrc/hopper_gemm.cu, [`RunnerKernel`]): compile every config (NVRTC, in
+//! parallel threads, through the gpu layer's disk cache), check each module's exported
+//! shared-memory size against the family's formula, read registers and local memory, make
+//! fresh random inputs on the device, verify each config against cuBLAS with C poisoned
+//! first, and time configs and cuBLAS as CUDA graphs of back-to-back launches rotating
+//! through copies of the inputs (the hopper kernel's tensor maps encoded per copy).
 //!
 //! Mirrors the development harness (`scripts/gemm_dev/harness.cu`, in git history up to
 //! commit c051717) with two differences, both stated in
