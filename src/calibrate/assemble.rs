@@ -79,7 +79,8 @@ pub fn curve_coeff(doc_curves: &BTreeMap<String, crate::hw::schema::Curve>) -> O
 
 /// Build the hardware document of one device's results.
 pub fn assemble(res: &Results, info: &RunInfo) -> Result<HwDoc, AssembleError> {
-    let get = |n: &str| res.median(n);
+    // medians as used: the SM clock never above the GPU's maximum (`r::sm_clock_used`)
+    let get = |n: &str| res.used(n);
     let computed = params_from_medians(&get, curve_coeff(&res.curves));
     let mut params = ModelParams {
         l2_perf_ratio: f64::NAN,
@@ -301,6 +302,32 @@ pub(crate) mod tests {
         // Round trip through the loader.
         let text = serde_json::to_string_pretty(&doc).unwrap();
         assert!(crate::hw::load::parse_str(&text, std::path::Path::new("x.json")).is_ok());
+    }
+
+    #[test]
+    fn a_clock_above_the_gpus_maximum_is_used_at_the_maximum() {
+        // clock64 over %globaltimer read 1995 MHz on an H100 whose maximum is 1980
+        let mut res = full_results();
+        res.metrics[0] = metric(
+            r::SM_CLOCK,
+            "MHz",
+            &[1995.0, 1994.0, 1995.5, 1995.0, 1994.5],
+        )
+        .with(r::SM_CLOCK_MAX, 1980.0);
+        let doc = assemble(&res, &info()).unwrap();
+        assert_eq!(doc.gpu.sm_clock_mhz, 1980.0);
+        // every ratio divides by the clock used, not the reading
+        assert!((doc.params.l2_perf_ratio - 10000e9 / 1980e6).abs() < 1e-9);
+        // the reading itself is kept, with the maximum beside it
+        let clock = &doc.measurements[0];
+        assert_eq!(clock.summary.median, 1995.0);
+        assert_eq!(clock.details[r::SM_CLOCK_MAX], 1980.0);
+        // a reading below the maximum is used as measured
+        res.metrics[0] =
+            metric(r::SM_CLOCK, "MHz", &[1410.0, 1411.0, 1409.0]).with(r::SM_CLOCK_MAX, 1980.0);
+        let doc = assemble(&res, &info()).unwrap();
+        assert_eq!(doc.gpu.sm_clock_mhz, 1410.0);
+        assert!((doc.params.l2_perf_ratio - 10000e9 / 1410e6).abs() < 1e-9);
     }
 
     #[test]

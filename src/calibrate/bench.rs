@@ -252,16 +252,19 @@ impl<'g> Runner<'g> {
         let iters = ((f64::from(probe_iters) * target_ms / ms.max(1e-3)) as u64)
             .clamp(1 << 14, 1 << 30) as u32;
         let mut nvml_during: Vec<u32> = Vec::new();
+        let mut nvml_max: Vec<u32> = Vec::new();
         let mut spread: Vec<f64> = Vec::new();
         let policy = self.cfg.policy;
         let m = {
             let nvml = &mut nvml_during;
+            let nvml_max = &mut nvml_max;
             let spread = &mut spread;
             self.sampled(r::SM_CLOCK, "MHz", policy, |_| {
                 launch(iters)?;
                 std::thread::sleep(Duration::from_secs_f64(target_ms * 0.5e-3));
                 if let Ok(s) = gpu.nvml_sample() {
                     nvml.extend(s.sm_mhz);
+                    nvml_max.extend(s.max_sm_mhz);
                 }
                 let v = gpu.download(&rec)?;
                 let mut per_block: Vec<f64> = v.chunks_exact(4).filter_map(Self::rec_mhz).collect();
@@ -280,11 +283,25 @@ impl<'g> Runner<'g> {
             let v: Vec<f64> = nvml_during.iter().map(|&x| f64::from(x)).collect();
             crate::stats::median(&v)
         });
+        // the highest clock the GPU allows: NVML's, else the driver's; the calibration
+        // never uses a reading above it (`r::sm_clock_used`)
+        let max_mhz = nvml_max
+            .iter()
+            .max()
+            .map(|&x| f64::from(x))
+            .unwrap_or(self.gpu.props().sm_clock_mhz);
+        if m.median() > max_mhz {
+            eprintln!(
+                "origami-calibrate: the SM clock read {:.0} MHz, above the GPU's maximum {max_mhz:.0} MHz: the calibration uses {max_mhz:.0}",
+                m.median()
+            );
+        }
         res.metrics.push(
             m.with(
                 "method",
                 "clock64 cycles / %globaltimer ns per block, median over blocks",
             )
+            .with(r::SM_CLOCK_MAX, max_mhz)
             .with("blocks", blocks)
             .with("iters", iters)
             .with("nvml_sm_mhz_during", json!(nvml_during))

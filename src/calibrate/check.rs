@@ -151,11 +151,16 @@ pub fn check_doc(doc: &HwDoc, path: &Path, opts: &CheckOptions) -> Result<CheckR
                     ));
                 }
             }
+            // medians as the calibration used them (the SM clock capped at its maximum)
             let get = |n: &str| {
-                doc.measurements
-                    .iter()
-                    .find(|m| m.name == n)
-                    .map(|m| m.summary.median)
+                doc.measurements.iter().find(|m| m.name == n).map(|m| {
+                    if n == r::SM_CLOCK {
+                        let max = m.details.get(r::SM_CLOCK_MAX).and_then(|v| v.as_f64());
+                        r::sm_clock_used(m.summary.median, max)
+                    } else {
+                        m.summary.median
+                    }
+                })
             };
             let sources = p.observed.get("param_sources");
             let recomputed = params_from_medians(&get, curve_coeff(&doc.curves));
@@ -254,6 +259,25 @@ mod tests {
         let rep = check_doc(&doc, p(), &OPTS).unwrap();
         assert_eq!(rep.kind, ProvenanceKind::Measured);
         assert_eq!(rep.measurements, 6);
+    }
+
+    #[test]
+    fn a_clock_capped_at_the_maximum_passes_and_the_raw_reading_does_not() {
+        use crate::calibrate::assemble::tests::metric;
+        let mut res = full_results();
+        res.metrics[0] = metric(
+            r::SM_CLOCK,
+            "MHz",
+            &[1995.0, 1994.0, 1995.5, 1995.0, 1994.5],
+        )
+        .with(r::SM_CLOCK_MAX, 1980.0);
+        let doc = assemble(&res, &info()).unwrap();
+        check_doc(&doc, p(), &OPTS).unwrap();
+        // a file that used the raw reading disagrees with its own measurements
+        let mut raw = doc.clone();
+        raw.gpu.sm_clock_mhz = 1995.0;
+        let e = check_doc(&raw, p(), &OPTS).unwrap_err().to_string();
+        assert!(e.contains("sm_clock_mhz"), "{e}");
     }
 
     #[test]

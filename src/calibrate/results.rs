@@ -12,6 +12,22 @@ use crate::hw::DeviceProps;
 
 /// Sustained SM clock under load, clock64 over %globaltimer (MHz).
 pub const SM_CLOCK: &str = "sm_clock_mhz";
+/// Details key of the clock measurement: the highest SM clock the GPU allows (MHz), NVML's
+/// maximum when NVML answered, else the driver's (`cudaDevAttrClockRate`).
+pub const SM_CLOCK_MAX: &str = "max_sm_mhz";
+
+/// The SM clock a calibration uses (and divides every cycle ratio by): the measured median,
+/// but never above the GPU's maximum. clock64 over %globaltimer read 1995 MHz once on an
+/// H100 whose maximum is 1980 MHz (NVML): a reading above the maximum is the two timers
+/// disagreeing, not a faster clock, and it moved the L2 ratio by 0.8 %. `None`: no maximum
+/// recorded (files from before it was), the median as measured.
+pub fn sm_clock_used(measured_mhz: f64, max_mhz: Option<f64>) -> f64 {
+    match max_mhz {
+        Some(max) if max > 0.0 && measured_mhz > max => max,
+        _ => measured_mhz,
+    }
+}
+
 /// L2 read bandwidth at the best footprint of the sweep (GB/s).
 pub const L2_READ: &str = "l2_read_gbps";
 /// DRAM read bandwidth, all SMs (GB/s).
@@ -112,6 +128,17 @@ impl Results {
         self.metric(name).map(Metric::median)
     }
 
+    /// A metric's median as the calibration uses it: the SM clock capped at the GPU's
+    /// maximum ([`sm_clock_used`]), any other as measured.
+    pub fn used(&self, name: &str) -> Option<f64> {
+        let m = self.metric(name)?;
+        if name != SM_CLOCK {
+            return Some(m.median());
+        }
+        let max = m.details.get(SM_CLOCK_MAX).and_then(Value::as_f64);
+        Some(sm_clock_used(m.median(), max))
+    }
+
     /// Names of the metrics whose CoV stayed above the threshold.
     pub fn unstable(&self) -> Vec<String> {
         self.metrics
@@ -126,5 +153,20 @@ impl Results {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_used_is_capped_at_the_maximum_only() {
+        assert_eq!(sm_clock_used(1995.0, Some(1980.0)), 1980.0);
+        assert_eq!(sm_clock_used(1980.0, Some(1980.0)), 1980.0);
+        assert_eq!(sm_clock_used(1350.0, Some(1980.0)), 1350.0);
+        assert_eq!(sm_clock_used(1995.0, None), 1995.0);
+        // a missing or nonsense maximum changes nothing
+        assert_eq!(sm_clock_used(1995.0, Some(0.0)), 1995.0);
     }
 }
