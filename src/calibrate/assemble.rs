@@ -304,9 +304,9 @@ pub(crate) mod tests {
         assert!(crate::hw::load::parse_str(&text, std::path::Path::new("x.json")).is_ok());
     }
 
-    #[test]
-    fn a_clock_above_the_gpus_maximum_is_used_at_the_maximum() {
-        // clock64 over %globaltimer read 1995 MHz on an H100 whose maximum is 1980
+    /// [`full_results`] with the SM clock read above the GPU's maximum: 1995 MHz against
+    /// 1980 (what clock64 over %globaltimer once read on an H100).
+    pub(crate) fn results_with_clock_above_max() -> Results {
         let mut res = full_results();
         res.metrics[0] = metric(
             r::SM_CLOCK,
@@ -314,6 +314,12 @@ pub(crate) mod tests {
             &[1995.0, 1994.0, 1995.5, 1995.0, 1994.5],
         )
         .with(r::SM_CLOCK_MAX, 1980.0);
+        res
+    }
+
+    #[test]
+    fn a_clock_above_the_gpus_maximum_is_used_at_the_maximum() {
+        let mut res = results_with_clock_above_max();
         let doc = assemble(&res, &info()).unwrap();
         assert_eq!(doc.gpu.sm_clock_mhz, 1980.0);
         // every ratio divides by the clock used, not the reading

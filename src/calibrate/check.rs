@@ -263,15 +263,8 @@ mod tests {
 
     #[test]
     fn a_clock_capped_at_the_maximum_passes_and_the_raw_reading_does_not() {
-        use crate::calibrate::assemble::tests::metric;
-        let mut res = full_results();
-        res.metrics[0] = metric(
-            r::SM_CLOCK,
-            "MHz",
-            &[1995.0, 1994.0, 1995.5, 1995.0, 1994.5],
-        )
-        .with(r::SM_CLOCK_MAX, 1980.0);
-        let doc = assemble(&res, &info()).unwrap();
+        use crate::calibrate::assemble::tests::results_with_clock_above_max;
+        let doc = assemble(&results_with_clock_above_max(), &info()).unwrap();
         check_doc(&doc, p(), &OPTS).unwrap();
         // a file that used the raw reading disagrees with its own measurements
         let mut raw = doc.clone();

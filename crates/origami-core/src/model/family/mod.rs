@@ -307,6 +307,18 @@ pub(crate) fn table_rows<'t>(
     Ok(lines.enumerate().map(|(i, line)| (i + 1, line)))
 }
 
+/// A kernel's `-D` defines as nvcc and NVRTC take them: `-DNAME=VALUE`, or `-DNAME` for a
+/// flag without a value.
+pub fn define_flags(defines: &[(&str, Option<u32>)]) -> Vec<String> {
+    defines
+        .iter()
+        .map(|(name, value)| match value {
+            Some(v) => format!("-D{name}={v}"),
+            None => format!("-D{name}"),
+        })
+        .collect()
+}
+
 /// The rejection of a config whose shared memory exceeds a block's opt-in limit.
 pub fn smem_over_limit(smem_bytes: u64, limit_bytes: u64) -> String {
     format!("shared memory {smem_bytes} B > {limit_bytes} B opt-in limit")

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::dtype::Dtype;
-use crate::model::family::{smem_over_limit, KernelFamily};
+use crate::model::family::{define_flags, smem_over_limit, KernelFamily};
 
 use super::{config_violation, consumers, defines, problem_violation, smem_bytes, HopperFamily};
 
@@ -38,13 +38,7 @@ pub fn config_list_csv(dtype: Dtype, smem_limit_bytes: Option<u64>) -> Result<St
             Some(limit) if smem > limit => Some(smem_over_limit(smem, limit)),
             _ => None,
         });
-        let flags: Vec<String> = defines(&c, dtype)
-            .into_iter()
-            .map(|(name, v)| match v {
-                Some(v) => format!("-D{name}={v}"),
-                None => format!("-D{name}"),
-            })
-            .collect();
+        let flags = define_flags(&defines(&c, dtype));
         writeln!(
             out,
             "{},{},{},{},{},{},{smem},{},{},{}",

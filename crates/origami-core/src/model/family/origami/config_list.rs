@@ -19,13 +19,7 @@ smem_bytes,valid,defines,reason";
 
 /// The `-D` flags of one instance, as nvcc and NVRTC take them.
 pub fn define_flags(c: &Config, dtype: Dtype) -> Vec<String> {
-    defines(c, dtype)
-        .into_iter()
-        .map(|(name, value)| match value {
-            Some(v) => format!("-D{name}={v}"),
-            None => format!("-D{name}"),
-        })
-        .collect()
+    crate::model::family::define_flags(&defines(c, dtype))
 }
 
 /// Every config of the space for one input type, header first. With `smem_limit_bytes`
