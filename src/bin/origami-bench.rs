@@ -245,6 +245,11 @@ fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
         eprintln!("{TOOL}: wrote {}", path.display());
     }
+    if let Some(path) = &a.predictions {
+        std::fs::write(path, refit_out::predictions_csv(&r))
+            .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+        eprintln!("{TOOL}: wrote {}", path.display());
+    }
     Ok(())
 }
 

@@ -285,6 +285,46 @@ pub fn score_with(
     })
 }
 
+/// One timed launch of a measured shape beside the model's prediction for it (what
+/// `refit --predictions` writes): the prediction is the one the Kendall tau of [`score`]
+/// ranks, in microseconds at the description's SM clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionRow {
+    pub problem: Problem,
+    pub config: Config,
+    pub predicted_us: f64,
+    pub measured_us: f64,
+    /// Whether this launch is the model's pick for the shape.
+    pub picked: bool,
+}
+
+/// Every timed launch of `shapes` that the model ranks, with its prediction (shapes in
+/// order, launches by predicted time); a shape on which no prediction is finite is an
+/// error, as in [`score`].
+pub fn prediction_rows(
+    s: &Selector<'_>,
+    shapes: &[MeasuredShape],
+) -> Result<Vec<PredictionRow>, NoFiniteScore> {
+    let mut out = Vec::new();
+    for sh in shapes {
+        let sel = s.select(&sh.problem, false)?;
+        let pick = launch_key(&sel.pick.config);
+        for r in s.ranked(&sel, usize::MAX) {
+            let key = launch_key(&r.config);
+            if let Some(ms) = sh.times.get(&key) {
+                out.push(PredictionRow {
+                    problem: sh.problem,
+                    config: r.config,
+                    predicted_us: s.cycles_to_us(r.latency_cycles),
+                    measured_us: ms * 1e3,
+                    picked: key == pick,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The model being fitted.
 #[derive(Debug, Clone)]
 pub struct FitState {

@@ -202,6 +202,10 @@ pub struct RefitFlags {
     /// Write the fitted override (flat TRITONBLAS_HW_PARAMS JSON) here.
     #[arg(long)]
     pub write: Option<PathBuf>,
+    /// Write the fitted model's prediction beside the measured time of every timed launch
+    /// here (CSV: set, shape, config, predicted and measured us, whether it is the pick).
+    #[arg(long)]
+    pub predictions: Option<PathBuf>,
     /// Coordinate-descent rounds.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,

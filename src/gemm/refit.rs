@@ -17,8 +17,8 @@ use crate::model::{KernelFamily, Selector, Variant};
 use crate::setup::{setup, SetupRequest};
 
 use super::fit::{
-    fit, measured_shapes, median_time_ratio, score, score_with, FitState, FitStep, LaunchTable,
-    MeasuredShape, Score,
+    fit, measured_shapes, median_time_ratio, prediction_rows, score, score_with, FitState,
+    FitStep, LaunchTable, MeasuredShape, PredictionRow, Score,
 };
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
@@ -67,6 +67,9 @@ pub struct RefitReport {
     pub scale_step: Option<ScaleStep>,
     /// The flat `TRITONBLAS_HW_PARAMS` override of the fitted model.
     pub override_json: serde_json::Value,
+    /// The fitted model's prediction for every timed launch: (set kind, row), the fitting
+    /// shapes first ("fit", then "held").
+    pub predictions: Vec<(&'static str, PredictionRow)>,
 }
 
 /// The rows of `dtype`, and the sets they hold in order of appearance.
@@ -229,7 +232,13 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
         params: preset_params,
         constants: BTreeMap::new(),
     });
+    let mut predictions = Vec::new();
+    for (kind, shapes) in [("fit", &fit_shapes), ("held", &held_shapes)] {
+        let rows = prediction_rows(&s1, shapes).map_err(Failure::bad)?;
+        predictions.extend(rows.into_iter().map(|r| (kind, r)));
+    }
     Ok(RefitReport {
+        predictions,
         fit_sets: req.fit_sets.clone(),
         held_sets,
         before_fit,

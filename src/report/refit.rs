@@ -83,3 +83,17 @@ pub fn scale_step_line(s: &ScaleStep) -> String {
 pub fn override_file_text(r: &RefitReport) -> String {
     serde_json::to_string_pretty(&r.override_json).expect("a JSON value prints") + "\n"
 }
+
+/// The fitted model's predictions beside the measured times (`refit --predictions`), as
+/// CSV: one row per timed launch that the model ranks.
+pub fn predictions_csv(r: &RefitReport) -> String {
+    let mut out = String::from("set,m,n,k,dtype,config,predicted_us,measured_us,picked\n");
+    for (kind, row) in &r.predictions {
+        let p = &row.problem;
+        out.push_str(&format!(
+            "{kind},{},{},{},{},\"{}\",{:.4},{:.4},{}\n",
+            p.m, p.n, p.k, p.dtype, row.config, row.predicted_us, row.measured_us, row.picked
+        ));
+    }
+    out
+}
