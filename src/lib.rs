@@ -11,4 +11,6 @@ pub mod report;
 pub mod usage;
 
 // The GPU-free core, under the paths the tools have always used.
-pub use origami_core::{constants, dtype, exit, hw, input, model, output, pick, setup, stats};
+pub use origami_core::{
+    constants, dtype, engine, exit, hw, input, model, output, pick, setup, stats,
+};

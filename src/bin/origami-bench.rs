@@ -155,11 +155,32 @@ fn command_line() -> String {
 fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
-    let kind = a.model.runner_kernel();
+    if a.model.is_auto() && !a.config.is_empty() {
+        return Err(Failure::bad(
+            "--config with --family auto: a config is one family's; name the family (origami or hopper)",
+        ));
+    }
+    let gpu_for_auto = if a.model.is_auto() {
+        Some(Gpu::open(0)?)
+    } else {
+        None
+    };
+    // --family auto: the family the model chooses for this shape, then a run of it
+    let model = match &gpu_for_auto {
+        Some(gpu) => {
+            let family = auto_family(&a, gpu, dtype)?;
+            a.model.for_family(family)
+        }
+        None => a.model.clone(),
+    };
+    let kind = model.runner_kernel();
     let p = problem_of(&a.m, &a.n, &a.k, dtype, kind)?;
     let choice = RunChoice::from_flags(&a.config, a.top, kind)?;
-    let gpu = Gpu::open(0)?;
-    let (_, sel) = a.model.setup_on(&gpu, dtype)?;
+    let gpu = match gpu_for_auto {
+        Some(g) => g,
+        None => Gpu::open(0)?,
+    };
+    let (_, sel) = model.setup_on(&gpu, dtype)?;
     let mut bench = GpuBench::new(gpu, dtype, kind, compile_threads(None), Instant::now())?;
     let (report, failed) = run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed())?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
@@ -173,6 +194,42 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// The family `--family auto` chooses for the run's shape (`origami-select --family auto`
+/// on the same hardware tiers), said on stderr with each member's pick.
+fn auto_family(
+    a: &RunArgs,
+    gpu: &Gpu,
+    dtype: origami::dtype::Dtype,
+) -> Result<&'static str, Failure> {
+    use origami::engine::{Engine, EngineRequest};
+    let engine = Engine::new(&EngineRequest {
+        device: a.model.gpu.is_none().then(|| gpu.props().clone()),
+        gpu: a.model.gpu.clone(),
+        hw_file: override_file_from_env(),
+        family: origami::model::family_set::AUTO.into(),
+        model: a.model.model.clone(),
+        no_fitted: a.model.no_fitted,
+        cache_entries: None,
+    })
+    .map_err(|e| Failure::bad(e.to_string()))?;
+    let dims = [&a.m, &a.n, &a.k].map(|v| origami::model::problem::parse_dim("", v));
+    let [Ok(m), Ok(n), Ok(k)] = dims else {
+        // the run's own checks name the bad size
+        return Ok("origami");
+    };
+    let pick = engine
+        .select(m, n, k, dtype.name())
+        .map_err(|e| Failure::bad(e.to_string()))?;
+    eprintln!(
+        "{TOOL}: --family auto chose {} for {m}x{n}x{k} {}: {} predicted {:.2} us",
+        pick.family,
+        dtype.name(),
+        pick.config_text,
+        pick.predicted_us
+    );
+    Ok(pick.family)
 }
 
 fn sweep_cmd(a: SweepFlags) -> Result<(), Failure> {

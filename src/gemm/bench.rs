@@ -49,6 +49,11 @@ pub trait GemmBench {
     fn compile(&mut self, configs: &[Config], progress: &(dyn Fn() + Sync)) -> CompileOutcome;
     /// The compiled instance of a config, or why there is none.
     fn instance(&self, c: &Config) -> Result<InstanceInfo, String>;
+    /// Why a compiled config cannot be launched on a problem (a split-K workspace beyond
+    /// the runner's limit), if so: the sweep records it and moves on.
+    fn launch_violation(&self, _c: &Config, _p: &Problem) -> Option<String> {
+        None
+    }
     /// Fresh inputs of a shape from `seed`, and the reference.
     fn prepare(&mut self, p: &Problem, seed: u64) -> Result<Self::Shape, GemmError>;
     /// How many copies of the inputs the timing rotates through.
@@ -105,6 +110,10 @@ impl GpuBench {
 
 impl GemmBench for GpuBench {
     type Shape = ShapeData;
+
+    fn launch_violation(&self, c: &Config, p: &Problem) -> Option<String> {
+        self.runner.launch_violation(c, p)
+    }
 
     fn device_name(&self) -> String {
         self.runner.gpu.props().name.clone()

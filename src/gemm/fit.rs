@@ -105,11 +105,11 @@ pub struct Score {
 
 /// (BLOCK_M, BLOCK_N, BLOCK_K).
 type Tile = (u32, u32, u32);
-/// (num_warps, num_stages, switches).
-type Launch = (u32, u32, Switches);
+/// (num_warps, num_stages, switches, split-K).
+type Launch = (u32, u32, Switches, u32);
 
 /// The launch key of `launch` on `tile`.
-fn tile_launch(tile: Tile, (w, s, sw): Launch) -> Config {
+fn tile_launch(tile: Tile, (w, s, sw, split_k): Launch) -> Config {
     Config {
         block_m: tile.0,
         block_n: tile.1,
@@ -118,6 +118,7 @@ fn tile_launch(tile: Tile, (w, s, sw): Launch) -> Config {
         num_warps: w,
         num_stages: s,
         switches: sw,
+        split_k,
     }
 }
 
@@ -136,7 +137,7 @@ impl LaunchTable {
         for sh in shapes {
             let mut best: HashMap<Tile, (Launch, f64)> = HashMap::new();
             for (c, &t) in &sh.times {
-                let launch = (c.num_warps, c.num_stages, c.switches);
+                let launch = (c.num_warps, c.num_stages, c.switches, c.split_k);
                 let e = best
                     .entry((c.block_m, c.block_n, c.block_k))
                     .or_insert((launch, t));
@@ -173,7 +174,13 @@ impl LaunchTable {
     pub fn text(&self) -> String {
         let mut t = String::new();
         for (area, v) in &self.by_area {
-            let l: Vec<String> = v.iter().map(|(w, s, sw)| format!("w{w}s{s}{sw}")).collect();
+            let l: Vec<String> = v
+                .iter()
+                .map(|(w, s, sw, k)| match k {
+                    1 => format!("w{w}s{s}{sw}"),
+                    k => format!("w{w}s{s}{sw},k{k}"),
+                })
+                .collect();
             t.push_str(&format!("  BM*BN = {area:>6}: {}\n", l.join(" > ")));
         }
         t
@@ -239,6 +246,7 @@ pub fn score_with(
             c.num_warps,
             c.num_stages,
             c.switches,
+            c.split_k,
         ));
         let key = tile_launch(tile, launch);
         abf.push(sh.times.get(&key).map_or(0.0, |t| best / t));
@@ -582,10 +590,10 @@ mod tests {
         times.insert(key("128x64x64,w4,s3"), 1.6);
         let sh = MeasuredShape { problem: p, times };
         let t = LaunchTable::fit(std::slice::from_ref(&sh));
-        assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE)]);
+        assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE, 1)]);
         assert_eq!(
             t.launch_for(&sh, (64, 128, 32)),
-            Some((8, 4, Switches::NONE))
+            Some((8, 4, Switches::NONE, 1))
         );
         assert_eq!(t.launch_for(&sh, (32, 32, 32)), None);
         assert!(t.text().contains("w8s4"));

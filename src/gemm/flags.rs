@@ -28,7 +28,8 @@ pub struct ModelFlags {
     #[arg(long, default_value = "fp16")]
     pub dtype: String,
     /// Kernel family with a runner: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu;
-    /// compute capability 9.x).
+    /// compute capability 9.x); `run` also takes auto (the model picks the family per
+    /// shape, as `origami-select --family auto`).
     #[arg(long, default_value = "origami")]
     pub family: String,
     /// Model variant for the pick: origami or seed (the NVIDIA port report's model as
@@ -56,14 +57,29 @@ impl ModelFlags {
                 "--dtype: the origami kernel runs fp16 or bf16, not {dtype}"
             )));
         }
-        if RunnerKernel::of_family(&self.family).is_none() {
+        if RunnerKernel::of_family(&self.family).is_none() && !self.is_auto() {
             return Err(Failure::bad(format!(
-                "--family: only 'origami' and 'hopper' have a kernel runner (got '{}')",
+                "--family: only 'origami' and 'hopper' have a kernel runner, and 'auto' chooses between them (got '{}')",
                 self.family
             )));
         }
         variant_named(&self.model)?;
         Ok(dtype)
+    }
+
+    /// `--family auto`: the model chooses the family per shape (`model::family_set`).
+    pub fn is_auto(&self) -> bool {
+        self.family
+            .trim()
+            .eq_ignore_ascii_case(crate::model::family_set::AUTO)
+    }
+
+    /// The same flags for one family (what `auto` chose).
+    pub fn for_family(&self, family: &str) -> ModelFlags {
+        ModelFlags {
+            family: family.to_string(),
+            ..self.clone()
+        }
     }
 
     /// The kernel the runner compiles (the family, checked by `checked_dtype`).
@@ -170,6 +186,11 @@ impl SweepFlags {
     /// The sweep asked for, with `command` (the command line) for its meta.
     pub fn request(&self, command: String) -> Result<SweepRequest, Failure> {
         let dtype = self.model.checked_dtype()?;
+        if self.model.is_auto() {
+            return Err(Failure::bad(
+                "--family auto: a sweep brute-forces one kernel's space; sweep origami and hopper each, or time auto's picks with `origami-bench run --family auto` (scripts/hopper/auto_check.sh)",
+            ));
+        }
         let policy = self.timing.policy()?;
         if self.max_configs == Some(0) {
             return Err(Failure::bad("--max-configs: must be at least 1"));

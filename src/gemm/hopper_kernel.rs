@@ -56,17 +56,74 @@ pub fn module_spec(c: &Config, dtype: Dtype) -> ModuleSpec {
     s
 }
 
-/// The config with the group size zeroed: one compiled instance serves every group_m.
+/// Symbol of split-K's second kernel (adds the runs' fp32 partial tiles into C).
+pub const REDUCE_KERNEL_NAME: &str = "origami_hopper_splitk_reduce";
+
+/// Most bytes a split-K workspace may take: a config that would need more for a problem
+/// is refused there (such a split leaves no SM idle to fill: the problem has thousands of
+/// tiles), never allocated.
+pub const MAX_WORKSPACE_BYTES: u64 = 1 << 30;
+
+/// The config with the group size and the split-K factor reset: one compiled instance
+/// serves every group_m and every split (both are run-time arguments).
 pub fn instance_key(c: &Config) -> Config {
-    Config { group_m: 1, ..*c }
+    Config {
+        group_m: 1,
+        split_k: 1,
+        ..*c
+    }
 }
 
-/// Grid (one CTA per SM, at most one per tile), block (the producer and consumer
-/// warpgroups) and dynamic shared memory.
+/// How a launch cuts K: the kernel's `k_per_split` argument and the number of runs
+/// (`throughput::split_runs`, the model's rule, is the kernel's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitPlan {
+    pub k_per_split: u64,
+    pub runs: u64,
+}
+
+impl SplitPlan {
+    /// The plan of a config on a problem.
+    pub fn of(c: &Config, p: &Problem) -> SplitPlan {
+        let k_tiles = p.k.div_ceil(u64::from(c.block_k.max(1)));
+        let (k_per_split, runs) =
+            crate::model::throughput::split_runs(k_tiles, u64::from(c.split_k.max(1)));
+        SplitPlan { k_per_split, runs }
+    }
+
+    /// fp32 elements of the workspace (runs x M x N; none without a split).
+    pub fn workspace_elems(&self, p: &Problem) -> u64 {
+        if self.runs > 1 {
+            self.runs * p.m * p.n
+        } else {
+            0
+        }
+    }
+
+    /// Why this plan cannot run a problem (its workspace too large), if so.
+    pub fn violation(&self, c: &Config, p: &Problem) -> Option<String> {
+        let bytes = self.workspace_elems(p) * 4;
+        (bytes > MAX_WORKSPACE_BYTES).then(|| {
+            format!(
+                "config {c}: split-K's workspace for {}x{}x{} would take {bytes} bytes (at most {MAX_WORKSPACE_BYTES})",
+                p.m, p.n, p.k
+            )
+        })
+    }
+}
+
+/// Grid (one CTA per SM, at most one per work item: a tile, or one of its split-K runs),
+/// block (the producer and consumer warpgroups) and dynamic shared memory.
 pub fn launch_dims(c: &Config, p: &Problem, sms: u32) -> LaunchDims {
     let tiles = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
-    let grid = tiles.min(u64::from(sms.max(1))).max(1);
+    let work = tiles * SplitPlan::of(c, p).runs;
+    let grid = work.min(u64::from(sms.max(1))).max(1);
     LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c) as u32)
+}
+
+/// The second kernel's launch: a grid-stride loop over C, 4 blocks of 256 per SM.
+pub fn reduce_dims(sms: u32) -> LaunchDims {
+    LaunchDims::linear(4 * sms.max(1), 256)
 }
 
 /// Whether C is stored by TMA (its rows 16-byte multiples), else from registers.
@@ -147,5 +204,39 @@ mod tests {
         assert!(check_problem(&odd).is_ok());
         assert!(check_problem(&Problem::new(64, 64, 100, Dtype::Fp16).unwrap()).is_err());
         assert!(check_config(&parse_config("256x256x64,w12,s3").unwrap()).is_err());
+    }
+
+    #[test]
+    fn split_k_launches() {
+        let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
+        let one = parse_config("128x128x64,g8,w12,s6").unwrap();
+        assert_eq!(
+            SplitPlan::of(&one, &p),
+            SplitPlan {
+                k_per_split: 224,
+                runs: 1
+            }
+        );
+        assert_eq!(SplitPlan::of(&one, &p).workspace_elems(&p), 0);
+        // 3 x 32 tiles: 96 CTAs unsplit, 132 (all SMs) for 192 work items at 2 runs
+        assert_eq!(launch_dims(&one, &p, 132).grid.0, 96);
+        let two = parse_config("128x128x64,g8,w12,s6,k2").unwrap();
+        assert_eq!(launch_dims(&two, &p, 132).grid.0, 132);
+        let plan = SplitPlan::of(&two, &p);
+        assert_eq!((plan.k_per_split, plan.runs), (112, 2));
+        assert_eq!(plan.workspace_elems(&p), 2 * 333 * 4096);
+        assert!(plan.violation(&two, &p).is_none());
+        // the same compiled instance
+        assert_eq!(instance_key(&two), instance_key(&one));
+        // 3 runs of K = 100 (2 K tiles) are 2 runs of one tile each
+        let short = Problem::new(64, 64, 100, Dtype::Fp16).unwrap();
+        let three = parse_config("64x64x64,w8,s4,k3").unwrap();
+        assert_eq!(SplitPlan::of(&three, &short).runs, 2);
+        // a workspace above 1 GiB is refused
+        let big = Problem::new(16384, 28672, 4096, Dtype::Fp16).unwrap();
+        let four = parse_config("128x256x64,w12,s4,k4").unwrap();
+        let why = SplitPlan::of(&four, &big).violation(&four, &big).unwrap();
+        assert!(why.contains("workspace"), "{why}");
+        assert_eq!(reduce_dims(132).grid.0, 528);
     }
 }

@@ -17,8 +17,8 @@ use crate::model::{KernelFamily, Selector, Variant};
 use crate::setup::{setup, SetupRequest};
 
 use super::fit::{
-    fit, measured_shapes, median_time_ratio, prediction_rows, score, score_with, FitState,
-    FitStep, LaunchTable, MeasuredShape, PredictionRow, Score,
+    fit, measured_shapes, median_time_ratio, prediction_rows, score, score_with, FitState, FitStep,
+    LaunchTable, MeasuredShape, PredictionRow, Score,
 };
 use super::sweep::ConfigRow;
 use super::sweep_files as files;

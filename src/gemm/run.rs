@@ -175,6 +175,7 @@ pub fn run_configs<B: GemmBench>(
             dtype: p.dtype.to_string(),
         },
         gpu: bench.device_name(),
+        family: sel.family.name().to_string(),
         model_pick: pick.to_string(),
         cublas: CublasResult {
             median_ms: cbs.median,

@@ -78,6 +78,8 @@ impl ConfigResult {
 pub struct RunReport {
     pub shape: RunShape,
     pub gpu: String,
+    /// The kernel family run (`--family`, or what `auto` chose).
+    pub family: String,
     pub model_pick: String,
     pub cublas: CublasResult,
     pub configs: Vec<ConfigResult>,

@@ -105,6 +105,8 @@ pub struct Instance {
     pub config: Config,
     _module: Module,
     kernel: Kernel,
+    /// Split-K's second kernel, in the same module (hopper instances only).
+    reduce: Option<Kernel>,
     pub attrs: KernelAttrs,
     pub smem_bytes: u32,
     pub origin: ModuleOrigin,
@@ -119,6 +121,9 @@ pub struct ShapeData {
     c: Vec<DeviceBuffer<u16>>,
     reference: DeviceBuffer<u16>,
     acc: DeviceBuffer<f64>,
+    /// Split-K's fp32 partial tiles: room for the most runs of the family's space whose
+    /// workspace is allowed for this shape (hopper runner only; none when no split fits).
+    workspace: Option<DeviceBuffer<f32>>,
     pub seed: u64,
 }
 
@@ -197,6 +202,7 @@ struct KernelTimer<'a> {
     inst: &'a Instance,
     data: &'a ShapeData,
     dims: LaunchDims,
+    plan: hopper_kernel::SplitPlan,
     group_m: i32,
     graph: Option<(u32, crate::gpu::Graph)>,
 }
@@ -289,11 +295,16 @@ impl Runner {
                 attrs.local_size_bytes
             )));
         }
+        let reduce = match kind {
+            RunnerKernel::Hopper => Some(module.kernel(hopper_kernel::REDUCE_KERNEL_NAME)?),
+            RunnerKernel::Origami => None,
+        };
         Ok(Instance {
             config: kind.instance_key(c),
             origin: module.origin().clone(),
             _module: module,
             kernel,
+            reduce,
             attrs,
             smem_bytes: want as u32,
         })
@@ -332,6 +343,10 @@ impl Runner {
             c: Vec::new(),
             reference: self.gpu.alloc_zeros::<u16>(mn)?,
             acc: self.gpu.alloc_zeros::<f64>(3)?,
+            workspace: match self.workspace_elems(p) {
+                0 => None,
+                n => Some(self.gpu.alloc_zeros::<f32>(n as usize)?),
+            },
             seed,
         };
         let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D);
@@ -356,6 +371,32 @@ impl Runner {
         )?;
         self.cublas.synchronize()?;
         Ok(data)
+    }
+
+    /// fp32 elements of a shape's split-K workspace: the most runs of the family's space
+    /// whose workspace is allowed ([`hopper_kernel::MAX_WORKSPACE_BYTES`]); 0 for the
+    /// origami kernel or when no split is allowed.
+    fn workspace_elems(&self, p: &Problem) -> u64 {
+        if self.kind != RunnerKernel::Hopper {
+            return 0;
+        }
+        use crate::model::family::KernelFamily;
+        crate::model::family::hopper::HopperFamily
+            .split_ks()
+            .iter()
+            .map(|&r| u64::from(r) * p.m * p.n)
+            .filter(|&e| e > p.m * p.n && e * 4 <= hopper_kernel::MAX_WORKSPACE_BYTES)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Why a config cannot be launched on a problem although it is compiled (a split-K
+    /// workspace beyond the limit), if so.
+    pub fn launch_violation(&self, c: &Config, p: &Problem) -> Option<String> {
+        match self.kind {
+            RunnerKernel::Hopper => hopper_kernel::SplitPlan::of(c, p).violation(c, p),
+            RunnerKernel::Origami => None,
+        }
     }
 
     fn fill(&self, buf: &DeviceBuffer<u16>, seed: u64) -> Result<(), GemmError> {
@@ -391,11 +432,19 @@ impl Runner {
         c: &Config,
     ) -> Result<(Verification, f64), GemmError> {
         let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        if let Some(why) = self.launch_violation(c, &data.problem) {
+            return Err(GemmError::BadInput(why));
+        }
         let dims = self.launch_dims(c, &data.problem);
+        let plan = self.split_plan(c, &data.problem);
         self.poison(&data.c[0])?;
+        if let Some(w) = data.workspace.as_mut() {
+            // a run that wrote nothing would add zeros: the check against cuBLAS fails
+            self.gpu.zero(w)?;
+        }
         let launch_ms = self
             .gpu
-            .time_ms(|| self.launch_gemm(inst, data, 0, dims, c.group_m as i32))?;
+            .time_ms(|| self.launch_gemm(inst, data, 0, dims, c.group_m as i32, plan))?;
         self.gpu.zero(&mut data.acc)?;
         self.gpu.launch(
             &self.rel_err,
@@ -414,6 +463,10 @@ impl Runner {
         ))
     }
 
+    fn split_plan(&self, c: &Config, p: &Problem) -> hopper_kernel::SplitPlan {
+        hopper_kernel::SplitPlan::of(c, p)
+    }
+
     fn launch_dims(&self, c: &Config, p: &Problem) -> LaunchDims {
         match self.kind {
             RunnerKernel::Origami => launch_dims(c, p),
@@ -428,6 +481,7 @@ impl Runner {
         copy: usize,
         dims: LaunchDims,
         group_m: i32,
+        plan: hopper_kernel::SplitPlan,
     ) -> Result<(), GpuError> {
         let p = &data.problem;
         if self.kind == RunnerKernel::Hopper {
@@ -443,8 +497,18 @@ impl Runner {
             } else {
                 TensorMap([0; 128])
             };
-            let k_tiles = p.k.div_ceil(u64::from(inst.config.block_k)) as i32;
-            return self.gpu.launch(
+            let split = plan.runs > 1;
+            let ws = match (&data.workspace, split) {
+                (Some(w), true) => w.device_addr(),
+                (None, true) => {
+                    return Err(GpuError::Unsupported(format!(
+                        "split-K over {} runs: no workspace for {}x{}",
+                        plan.runs, p.m, p.n
+                    )))
+                }
+                (_, false) => 0,
+            };
+            self.gpu.launch(
                 &inst.kernel,
                 dims,
                 KernelArgs::new()
@@ -457,9 +521,25 @@ impl Runner {
                     .i32(p.k as i32)
                     .i32(group_m)
                     .i32(i32::from(c_by_tma))
-                    .i32(k_tiles) // no split: one run of every K tile
-                    .u64(0), // no workspace
-            );
+                    .i32(plan.k_per_split as i32)
+                    .u64(ws),
+            )?;
+            if split {
+                let reduce = inst.reduce.as_ref().ok_or_else(|| {
+                    GpuError::Unsupported("split-K's reduction kernel is not loaded".into())
+                })?;
+                self.gpu.launch(
+                    reduce,
+                    hopper_kernel::reduce_dims(self.gpu.props().sm_count),
+                    KernelArgs::new()
+                        .u64(ws)
+                        .buf(&data.c[copy])
+                        .i32(p.m as i32)
+                        .i32(p.n as i32)
+                        .i32(plan.runs as i32),
+                )?;
+            }
+            return Ok(());
         }
         self.gpu.launch(
             &inst.kernel,
@@ -486,11 +566,15 @@ impl Runner {
         first_ms: Option<f64>,
     ) -> Result<Timing, GemmError> {
         let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        if let Some(why) = self.launch_violation(c, &data.problem) {
+            return Err(GemmError::BadInput(why));
+        }
         let mut t = KernelTimer {
             r: self,
             inst,
             data,
             dims: self.launch_dims(c, &data.problem),
+            plan: self.split_plan(c, &data.problem),
             group_m: c.group_m as i32,
             graph: None,
         };
@@ -525,11 +609,18 @@ impl BatchTimer for KernelTimer<'_> {
     type Error = GpuError;
     fn sample(&mut self, reps: u32) -> Result<f64, GpuError> {
         if self.graph.as_ref().map(|g| g.0) != Some(reps) {
-            let (r, inst, data, dims, g) = (self.r, self.inst, self.data, self.dims, self.group_m);
+            let (r, inst, data, dims, g, plan) = (
+                self.r,
+                self.inst,
+                self.data,
+                self.dims,
+                self.group_m,
+                self.plan,
+            );
             let rot = data.rotation as usize;
             let graph = r.gpu.capture(|| {
                 for i in 0..reps as usize {
-                    r.launch_gemm(inst, data, i % rot, dims, g)?;
+                    r.launch_gemm(inst, data, i % rot, dims, g, plan)?;
                 }
                 Ok(())
             })?;

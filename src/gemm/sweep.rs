@@ -161,9 +161,9 @@ impl ConfigRow {
     /// The launched config: the numeric columns, with the switches of the `config` text
     /// (none when the text has none or does not parse).
     pub fn launch(&self) -> Config {
-        let switches = crate::model::problem::parse_config(&self.config)
-            .map(|c| c.switches)
-            .unwrap_or_default();
+        let (switches, split_k) = crate::model::problem::parse_config(&self.config)
+            .map(|c| (c.switches, c.split_k))
+            .unwrap_or((Default::default(), 1));
         Config {
             block_m: self.block_m,
             block_n: self.block_n,
@@ -172,6 +172,7 @@ impl ConfigRow {
             num_warps: self.num_warps,
             num_stages: self.num_stages,
             switches,
+            split_k,
         }
     }
 
@@ -450,6 +451,12 @@ pub fn run_shape<B: GemmBench>(
                 row.local_bytes = Some(inst.local_bytes);
                 row.spills = Some(u8::from(inst.local_bytes > 0));
             }
+        }
+        if let Some(why) = bench.launch_violation(&x.config, p) {
+            row.note = format!("not run: {why}");
+            rows.push(row);
+            progress();
+            continue;
         }
         let (v, first_ms) = bench.verify(&mut data, &x.config)?;
         row.rel_err = Some(v.rel_err);

@@ -23,8 +23,8 @@ fn num(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 pub fn run_text(r: &RunReport) -> String {
     let s = &r.shape;
     let mut t = format!(
-        "{}x{}x{} {} on {} (model pick {}; inputs rotated over {} copies)\n",
-        s.m, s.n, s.k, s.dtype, r.gpu, r.model_pick, r.rotation_copies
+        "{}x{}x{} {} on {} ({} family, model pick {}; inputs rotated over {} copies)\n",
+        s.m, s.n, s.k, s.dtype, r.gpu, r.family, r.model_pick, r.rotation_copies
     );
     t.push_str(&format!(
         "{:<22} {:>10} {:>7} {:>9} {:>8} {:>5} {:>6} {:>10} {:>6}\n",
@@ -81,6 +81,7 @@ mod tests {
                 dtype: "fp16".into(),
             },
             gpu: "mock GPU".into(),
+            family: "origami".into(),
             model_pick: "64x64x32,g1,w4,s3".into(),
             cublas: CublasResult {
                 median_ms: 0.01,

@@ -390,6 +390,9 @@ model_constants! {
     tp_box_row_cycles_32b: f64 = 0.0, Throughput, "cycles per 128 B", NON_NEGATIVE;
     /// Throughput model: the same for a pitch that is a multiple of 64 bytes, not of 128.
     tp_box_row_cycles_64b: f64 = 0.0, Throughput, "cycles per 128 B", NON_NEGATIVE;
+    /// Throughput model: what a split-K launch adds besides its reduction's DRAM traffic:
+    /// the second kernel's launch and the wait between the two (kernels that split K).
+    tp_splitk_reduce_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE;
     /// Throughput model: S stages hide a load over (S - 1)^this iterations.
     tp_stage_exponent: f64 = 1.0, Throughput, "exponent", POSITIVE, fit [Throughput 11];
     /// Throughput model: pipeline fill, in load round trips per block.

@@ -86,6 +86,10 @@ pub struct Config {
     pub num_stages: u32,
     /// Compile-time switches (only the `triton-tma` family has any; none elsewhere).
     pub switches: Switches,
+    /// Split-K: the number of runs each tile's K iterations are cut into, each run a work
+    /// item of its own whose fp32 partial tile a second kernel adds up (1: none; only the
+    /// `hopper` family has more). Written last as `kS` when above 1.
+    pub split_k: u32,
 }
 
 /// Compile-time switches of Triton's persistent tensor-descriptor kernel on Hopper
@@ -172,12 +176,16 @@ impl fmt::Display for Config {
             self.num_warps,
             self.num_stages,
             self.switches
-        )
+        )?;
+        if self.split_k > 1 {
+            write!(f, ",k{}", self.split_k)?;
+        }
+        Ok(())
     }
 }
 
-/// Parse `BMxBNxBK,gG,wW,sS[,switch...]` (the `g`, `w`, `s` parts optional, defaults g1 w4
-/// s3; switches are the words of [`Switches::WORDS`]).
+/// Parse `BMxBNxBK,gG,wW,sS[,switch...][,kS]` (the `g`, `w`, `s`, `k` parts optional,
+/// defaults g1 w4 s3 k1; switches are the words of [`Switches::WORDS`]).
 pub fn parse_config(text: &str) -> Result<Config, String> {
     let mut parts = text.trim().split(',');
     let tile = parts.next().unwrap_or_default();
@@ -200,6 +208,7 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
         num_warps: 4,
         num_stages: 3,
         switches: Switches::NONE,
+        split_k: 1,
     };
     for p in parts {
         let p = p.trim();
@@ -211,9 +220,10 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
             "g" => c.group_m = num(val, "GROUP_SIZE_M")?,
             "w" => c.num_warps = num(val, "num_warps")?,
             "s" => c.num_stages = num(val, "num_stages")?,
+            "k" => c.split_k = num(val, "split-K")?,
             _ => {
                 return Err(format!(
-                    "config '{text}': unknown part '{p}' (use gG, wW, sS, {})",
+                    "config '{text}': unknown part '{p}' (use gG, wW, sS, kS, {})",
                     Switches::WORDS.join(", ")
                 ))
             }
@@ -270,5 +280,15 @@ mod tests {
         );
         assert_eq!(parse_config(&t.to_string()).unwrap(), t);
         assert!(parse_config("128x64x32,flat").is_err());
+        // split-K: written last, only when above 1
+        let k = parse_config("128x112x64,g16,w12,s6,k3").unwrap();
+        assert_eq!(k.split_k, 3);
+        assert_eq!(k.to_string(), "128x112x64,g16,w12,s6,k3");
+        assert_eq!(
+            parse_config("128x112x64,k1").unwrap().to_string(),
+            "128x112x64,g1,w4,s3"
+        );
+        assert!(parse_config("128x112x64,k0").is_err());
+        assert!(parse_config("128x112x64,k").is_err());
     }
 }

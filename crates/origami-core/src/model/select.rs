@@ -59,6 +59,8 @@ struct TileEntry {
     /// time per iteration, and of its L2 time (`Selector::tile_floor`'s inputs).
     floor_core: f64,
     floor_l2: f64,
+    /// The split-K factors above 1 among the launches (each runs on a grid of its own).
+    splits: Vec<u64>,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -266,6 +268,7 @@ impl<'a> Selector<'a> {
                         costs: Vec::new(),
                         floor_core: 0.0,
                         floor_l2: 0.0,
+                        splits: Vec::new(),
                     });
                     tiles.len() - 1
                 }
@@ -356,6 +359,14 @@ impl<'a> Selector<'a> {
                 .map(|c| c.tensor.max(c.smem))
                 .fold(f64::INFINITY, f64::min);
             e.floor_l2 = e.costs.iter().map(|c| c.l2).fold(f64::INFINITY, f64::min);
+            e.splits = e
+                .launches
+                .iter()
+                .map(|l| l.split_k)
+                .filter(|&k| k > 1)
+                .collect();
+            e.splits.sort_unstable();
+            e.splits.dedup();
         }
         let prunable = throughput_on
             && bound_holds(constants)
@@ -641,7 +652,18 @@ impl<'a> Selector<'a> {
     fn tile_floor(&self, e: &TileEntry, p: &Problem) -> f64 {
         let hw = self.inputs();
         let grid = throughput::TileGrid::new(p, &e.launches[0], &hw);
-        throughput::lower_bound(&grid, e.floor_core, e.floor_l2, &hw)
+        let mut floor = throughput::lower_bound(&grid, e.floor_core, e.floor_l2, &hw);
+        // a split-K launch runs on a grid of its own: the tile's bound is the least
+        for &k in &e.splits {
+            let split = grid.split(k, &hw).0;
+            floor = floor.min(throughput::lower_bound(
+                &split,
+                e.floor_core,
+                e.floor_l2,
+                &hw,
+            ));
+        }
+        floor
     }
 
     /// The first `limit` feasible configs in rank order (every launch of a tile, most

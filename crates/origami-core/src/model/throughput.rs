@@ -58,6 +58,9 @@ pub struct LaunchStatic {
     pub persistent: Option<PersistentLoop>,
     /// The loads are whole tensor-descriptor boxes (rows past the edge zero-filled).
     pub whole_boxes: bool,
+    /// Split-K factor asked for (1: none); the kernel makes every run non-empty
+    /// ([`split_runs`]).
+    pub split_k: u64,
 }
 
 impl LaunchStatic {
@@ -95,6 +98,7 @@ impl LaunchStatic {
             fragment_bytes: ((bm * wn + bn * wm) * bk) as f64 * b,
             persistent: None,
             whole_boxes: false,
+            split_k: u64::from(c.split_k.max(1)),
         }
     }
 
@@ -370,8 +374,12 @@ pub struct TileGrid {
     /// A's and B's bytes, and whether together they fit in L2.
     ab_bytes: f64,
     ab_fit_l2: bool,
-    /// C's bytes.
+    /// The bytes the launch writes: C's, or a split-K launch's partial tiles.
     output_bytes: f64,
+    /// C's bytes.
+    c_bytes: f64,
+    /// One split-K run's fp32 partial tiles over the whole of C (M x N x 4 bytes).
+    partial_bytes_per_run: f64,
     /// DRAM bytes per cycle at this grid's active SMs.
     dram_bw: f64,
 }
@@ -412,10 +420,63 @@ impl TileGrid {
             ab_bytes,
             ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
             output_bytes: (p.m * p.n) as f64 * output_bytes_per_element(p.dtype),
+            c_bytes: (p.m * p.n) as f64 * output_bytes_per_element(p.dtype),
+            partial_bytes_per_run: (p.m * p.n) as f64 * 4.0,
             dram_bw: hw.params.dram_perf_ratio
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
         }
     }
+}
+
+/// (K iterations per run, runs) of a split-K factor over `k_iters` K iterations, as the
+/// kernel cuts them (csrc/hopper_gemm.cu): runs of ceil(k_iters / split) iterations, so
+/// that every run is non-empty (8 iterations split 3 ways: runs of 3, 3 and 2; 4 split 3
+/// ways: 2 runs of 2).
+pub fn split_runs(k_iters: u64, split_k: u64) -> (u64, u64) {
+    let per = k_iters.div_ceil(split_k.max(1)).max(1);
+    (per, k_iters.div_ceil(per).max(1))
+}
+
+impl TileGrid {
+    /// The grid of a split-K launch of the same tile: every tile's K iterations in `runs`
+    /// work items of `per` iterations spread over the SMs, each writing an fp32 partial
+    /// tile (the kernel's workspace) instead of C; C's bytes move to the reduction
+    /// ([`reduction_cycles`]). A and B are still read once per tile and K iteration.
+    pub fn split(&self, split_k: u64, hw: &ModelInputs<'_>) -> (TileGrid, u64) {
+        let (per, runs) = split_runs(self.k_iters, split_k);
+        if runs <= 1 {
+            return (*self, 1);
+        }
+        let k = hw.constants;
+        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let work = self.tiles * runs;
+        let active = work.min(sms).max(1);
+        let l2_speedup = (k.tp_l2_active_exponent > 0.0 && active < sms)
+            .then(|| (sms as f64 / active as f64).powf(k.tp_l2_active_exponent));
+        let grid = TileGrid {
+            k_iters: per,
+            busiest: work.div_ceil(sms),
+            l2_speedup,
+            dram_bw: hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, active),
+            output_bytes: self.partial_bytes_per_run * runs as f64,
+            ..*self
+        };
+        (grid, runs)
+    }
+}
+
+/// The reduction of a split-K launch, cycles: a second kernel reads the `runs` fp32 partial
+/// tiles and writes C, over DRAM at the whole GPU's rate, plus `tp_splitk_reduce_cycles`
+/// for its launch and the wait between the two kernels; 0 without a split.
+fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
+    if runs <= 1 {
+        return 0.0;
+    }
+    let k = hw.constants;
+    let full_bw = hw.params.dram_perf_ratio
+        * dram_bw_fraction(hw.params.dram_bw_coeff, u64::from(hw.gpu.sm_count.max(1)));
+    let bytes = grid.partial_bytes_per_run * runs as f64 + grid.c_bytes;
+    k.tp_dram_scale * bytes / full_bw + k.tp_splitk_reduce_cycles
 }
 
 /// A lower bound on [`predict_on`]'s total for every launch of a tile on `grid`, given the
@@ -475,6 +536,13 @@ pub fn predict_on(
     debug_assert_eq!((grid.bm, grid.bn, grid.bk), (l.bm, l.bn, l.bk));
     let k = hw.constants;
     let sms = u64::from(hw.gpu.sm_count.max(1));
+    let split;
+    let (grid, runs) = if l.split_k > 1 {
+        split = grid.split(l.split_k, hw);
+        (&split.0, split.1)
+    } else {
+        (grid, 1)
+    };
     let TileGrid {
         grid_m,
         grid_n,
@@ -488,6 +556,12 @@ pub fn predict_on(
     if grid.row_cycles > 0.0 {
         let mut c = adjusted.unwrap_or(*costs);
         c.l2 += l.load_bytes / 128.0 * grid.row_cycles;
+        adjusted = Some(c);
+    }
+    if runs > 1 {
+        // a run's epilogue writes its fp32 partial tile: twice a 16-bit C tile's bytes
+        let mut c = adjusted.unwrap_or(*costs);
+        c.per_block += c.per_block - c.fill_transfer;
         adjusted = Some(c);
     }
     let costs = adjusted.as_ref().unwrap_or(costs);
@@ -563,7 +637,9 @@ pub fn predict_on(
         sm_cycles,
         dram_bytes,
         dram_cycles,
-        total: k.tp_time_scale * combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent),
+        total: k.tp_time_scale
+            * (combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent)
+                + reduction_cycles(grid, runs, hw)),
     }
 }
 

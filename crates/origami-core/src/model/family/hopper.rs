@@ -16,9 +16,14 @@
 //! come from ptxas (`compiled_table.rs`, data/hopper_sm90.csv): a config that spills or
 //! that ptxas warns about (it warns when it serializes wgmma) is never picked.
 //!
+//! Split-K (`,k2` to `,k4` in the config text): each tile's K iterations in 2 to 4 runs,
+//! each run a work item of the persistent grid writing an fp32 partial tile to a
+//! workspace, and a second kernel adding the runs in order (deterministic); the model
+//! prices the finer work items, the partial tiles' traffic and the second kernel
+//! (`throughput::split_runs`, `tp_splitk_reduce_cycles`).
+//!
 //! Its constants: the throughput model fitted on the H200's brute force over the seed list
-//! (`calibrations/fitted/h200-hopper.json`, applied on compute capability 9.x). Not yet in
-//! the space: the kernel's split-K (the config text has no field for it yet).
+//! (`calibrations/fitted/h200-hopper.json`, applied on compute capability 9.x).
 
 use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
@@ -165,6 +170,12 @@ impl KernelFamily for HopperFamily {
         }
         v
     }
+    /// Split-K in 2, 3 or 4 runs (csrc/hopper_gemm.cu's `k_per_split`; on the H200 two of
+    /// eight shapes that leave SMs idle gained, at 2 and 4 runs, none at 6 or 8:
+    /// results/h200/hopper/splitk/).
+    fn split_ks(&self) -> &'static [u32] {
+        &[1, 2, 3, 4]
+    }
     fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
         smem_bytes(c)
     }
@@ -267,17 +278,22 @@ mod tests {
     fn feasible_configs_on_hopper_only() {
         let h100 = preset("h100-sxm").unwrap().gpu;
         let cands = HopperFamily.candidates(Dtype::Fp16, &h100);
-        let ok: Vec<_> = cands.iter().filter(|c| c.feasible()).collect();
+        let ok: Vec<_> = cands
+            .iter()
+            .filter(|c| c.feasible() && c.config.split_k == 1)
+            .collect();
         // every config the kernel accepts and shared memory holds is in ptxas's table
         // (scripts/hopper/ptxas_table.sh walks the same rule: 303), less the four that
         // spill (128x192 with one consumer at 2 to 5 stages)
         assert_eq!(ok.len(), 299);
+        // each also at 2, 3 and 4 runs of split-K (the same compiled instance)
+        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 4 * 299);
         assert!(ok.iter().all(|c| c.registers.is_some()));
         let rejected: Vec<&str> = cands.iter().filter_map(|c| c.rejected.as_deref()).collect();
         assert!(rejected.iter().all(|r| !r.contains("compiled table")));
         assert_eq!(
             rejected.iter().filter(|r| r.starts_with("ptxas:")).count(),
-            4
+            4 * 4
         );
         let a100 = preset("a100").unwrap().gpu;
         assert!(HopperFamily

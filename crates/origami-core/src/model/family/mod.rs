@@ -155,6 +155,11 @@ pub trait KernelFamily: Sync {
     fn switch_settings(&self) -> Vec<Switches> {
         vec![Switches::NONE]
     }
+    /// The split-K factors of the space (1: none; a family whose kernel can cut each
+    /// tile's K iterations into runs and add the partial tiles lists more).
+    fn split_ks(&self) -> &'static [u32] {
+        &[1]
+    }
     /// Whether the kernel takes the compile-time switches (some setting of its space sets
     /// one): its configs are written with them (`--format csv`, `json`, `triton`).
     fn takes_switches(&self) -> bool {
@@ -244,15 +249,18 @@ pub trait KernelFamily: Sync {
         for (bm, bn, bk) in self.tiles() {
             for &(w, s) in &launches {
                 for &switches in &settings {
-                    v.push(Config {
-                        block_m: bm,
-                        block_n: bn,
-                        block_k: bk,
-                        group_m: 1,
-                        num_warps: w,
-                        num_stages: s,
-                        switches,
-                    });
+                    for &split_k in self.split_ks() {
+                        v.push(Config {
+                            block_m: bm,
+                            block_n: bn,
+                            block_k: bk,
+                            group_m: 1,
+                            num_warps: w,
+                            num_stages: s,
+                            switches,
+                            split_k,
+                        });
+                    }
                 }
             }
         }
@@ -386,6 +394,7 @@ mod tests {
             num_warps: w,
             num_stages: s,
             switches: crate::model::Switches::NONE,
+            split_k: 1,
         };
         // Default ranks: 8 warps from 128 x 128, stages 3 < 4 < 2.
         let d = ModelConstants::default();

@@ -352,6 +352,7 @@ mod tests {
                 num_warps: n(5),
                 num_stages: n(6),
                 switches: crate::model::Switches::NONE,
+                split_k: 1,
             };
             assert_eq!(smem_bytes(&c), u64::from(n(11)), "{line}");
             checked += 1;

@@ -212,6 +212,7 @@ mod tests {
             num_warps: 8,
             num_stages: 3,
             switches: crate::model::Switches::NONE,
+            split_k: 1,
         };
         assert_eq!(
             TritonFamily.smem_bytes(&c, Dtype::Fp16),
@@ -231,6 +232,7 @@ mod tests {
             num_warps: w,
             num_stages: s,
             switches: crate::model::Switches::NONE,
+            split_k: 1,
         };
         // Off by default.
         assert_eq!(

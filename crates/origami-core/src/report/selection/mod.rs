@@ -115,6 +115,7 @@ const ANY_CONFIG: Config = Config {
     num_warps: 4,
     num_stages: 3,
     switches: crate::model::Switches::NONE,
+    split_k: 1,
 };
 
 /// The kernel a config is for: what `--format triton` needs to write its launch.

@@ -2,7 +2,8 @@
 //! without restating its rule (`origami-bench configs --family hopper`, read by
 //! scripts/hopper/ptxas_table.sh). One row per config of the space: tile, warps, stages,
 //! consumer warpgroups, shared memory, whether it is an instance of the kernel whose
-//! shared memory fits (and why not), and the `-D` flags of the instance.
+//! shared memory fits (and why not), and the `-D` flags of the instance. Split-K is a
+//! run-time argument of the same instance: the listing has no row per split.
 
 use std::fmt::Write as _;
 
@@ -32,7 +33,12 @@ pub fn config_list_csv(dtype: Dtype, smem_limit_bytes: Option<u64>) -> Result<St
     let mut out = String::new();
     out.push_str(HEADER);
     out.push('\n');
-    for c in HopperFamily.configs() {
+    // one row per compiled instance: a split-K factor is a run-time argument
+    for c in HopperFamily
+        .configs()
+        .into_iter()
+        .filter(|c| c.split_k == 1)
+    {
         let smem = smem_bytes(&c);
         let reason = config_violation(&c).or_else(|| match smem_limit_bytes {
             Some(limit) if smem > limit => Some(smem_over_limit(smem, limit)),

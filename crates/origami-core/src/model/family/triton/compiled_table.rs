@@ -105,6 +105,7 @@ mod tests {
             num_warps: 4,
             num_stages: 3,
             switches: crate::model::Switches::NONE,
+            split_k: 1,
         };
         let h = preset("h200").unwrap().gpu;
         assert!(compiled(&c, Dtype::Fp16, &h).is_some());
