@@ -466,8 +466,10 @@ impl TileGrid {
 }
 
 /// The reduction of a split-K launch, cycles: a second kernel reads the `runs` fp32 partial
-/// tiles and writes C, over DRAM at the whole GPU's rate, plus `tp_splitk_reduce_cycles`
-/// for its launch and the wait between the two kernels; 0 without a split.
+/// tiles and writes C at the whole GPU's DRAM rate (`dram_perf_ratio`, without the GEMM's
+/// effective `tp_dram_scale`: a streaming kernel moves its bytes at the measured rate),
+/// plus `tp_splitk_reduce_cycles` for its launch and the wait between the two kernels; 0
+/// without a split.
 fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
     if runs <= 1 {
         return 0.0;
@@ -476,7 +478,7 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
     let full_bw = hw.params.dram_perf_ratio
         * dram_bw_fraction(hw.params.dram_bw_coeff, u64::from(hw.gpu.sm_count.max(1)));
     let bytes = grid.partial_bytes_per_run * runs as f64 + grid.c_bytes;
-    k.tp_dram_scale * bytes / full_bw + k.tp_splitk_reduce_cycles
+    bytes / full_bw + k.tp_splitk_reduce_cycles
 }
 
 /// A lower bound on [`predict_on`]'s total for every launch of a tile on `grid`, given the

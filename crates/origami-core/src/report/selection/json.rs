@@ -35,6 +35,9 @@ pub fn ranked_json(r: &Ranked, columns: Columns) -> Value {
     if columns.switches {
         switch_fields(o, &r.config);
     }
+    if columns.split_k {
+        o.insert("SPLIT_K".into(), serde_json::json!(r.config.split_k));
+    }
     o.insert("predicted_cycles".into(), json!(r.latency_cycles));
     o.insert("predicted_us".into(), json!(r.latency_us));
     o.insert("smem_bytes".into(), json!(r.smem_bytes));

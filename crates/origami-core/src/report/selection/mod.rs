@@ -69,6 +69,8 @@ pub struct Columns {
     /// WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE: some member takes compile-time
     /// switches (`triton-tma`).
     pub switches: bool,
+    /// SPLIT_K: some member's space splits K (`hopper`).
+    pub split_k: bool,
     /// `--format triton` writes `{"kernel", "family", "grid", "kwargs"}` rather than the
     /// bare keyword arguments: the kernel is not the tutorial one, or is chosen per shape.
     pub named_launch: bool,
@@ -82,6 +84,7 @@ impl Columns {
     pub const PLAIN: Columns = Columns {
         family: false,
         switches: false,
+        split_k: false,
         named_launch: false,
         config_width: 22,
     };
@@ -100,6 +103,7 @@ impl Columns {
         Columns {
             family: set.is_choice(),
             switches,
+            split_k: set.members.iter().any(|f| f.split_ks().len() > 1),
             named_launch: switches || set.is_choice(),
             config_width,
         }
