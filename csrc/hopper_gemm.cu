@@ -244,6 +244,82 @@ __device__ __forceinline__ void tile_coords(int t, int grid_m, int grid_n, int g
   tn = r / gsz;
 }
 
+// The consumer warpgroups together (named barrier 1 + CONSUMERS): Stream-K's hand-over.
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + CONSUMERS), "r"(CONSUMERS * 128) : "memory");
+}
+
+__device__ __forceinline__ void st_release_u32(u32* p, u32 v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Two floats from L2 (past L1, which may hold another CTA's stale lines).
+__device__ __forceinline__ F2 ld_cg_f2(const float* p) {
+  F2 v;
+  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ u32 ld_acquire_u32(const u32* p) {
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// A CTA's work, in order: segments (a tile, a run of its K tiles [kt0, kt1)).
+//  * tiles or split-K (stream_k == 0): work items blockIdx.x, + gridDim.x, ... of
+//    tiles * splits; item w is run w % splits of tile w / splits (runs of k_per_split).
+//  * Stream-K (stream_k == 1): the tiles * k_tiles iterations, tile-major, cut into
+//    gridDim.x contiguous ranges as even as whole iterations allow; a range's segments
+//    are the pieces of it within one tile. A range that starts inside a tile begins with
+//    that tile's tail (a contributor segment: at most one per CTA, always the first); a
+//    segment that starts at K tile 0 but ends before the last owns the tile and adds the
+//    contributors' partial tiles (always the CTA's last segment).
+struct WorkIter {
+  int tiles, k_tiles, splits, k_per_split, stream_k;
+  long long next_w, end;
+
+  __device__ void begin(int tiles_, int k_tiles_, int splits_, int k_per_split_, int stream_k_) {
+    tiles = tiles_;
+    k_tiles = k_tiles_;
+    splits = splits_;
+    k_per_split = k_per_split_;
+    stream_k = stream_k_;
+    if (stream_k) {
+      next_w = range_start(blockIdx.x);
+      end = range_start(blockIdx.x + 1);
+    } else {
+      next_w = blockIdx.x;
+      end = static_cast<long long>(tiles) * splits;
+    }
+  }
+
+  // First iteration of CTA c's Stream-K range.
+  __device__ long long range_start(long long c) const {
+    const long long total = static_cast<long long>(tiles) * k_tiles;
+    const long long g = gridDim.x;
+    return c * (total / g) + min(c, total % g);
+  }
+
+  __device__ bool next(int& t, int& kt0, int& kt1, int& run) {
+    if (next_w >= end) return false;
+    if (stream_k) {
+      t = static_cast<int>(next_w / k_tiles);
+      kt0 = static_cast<int>(next_w % k_tiles);
+      kt1 = static_cast<int>(min(static_cast<long long>(k_tiles), kt0 + (end - next_w)));
+      run = 0;
+      next_w += kt1 - kt0;
+      return true;
+    }
+    t = static_cast<int>(next_w / splits);
+    run = static_cast<int>(next_w % splits);
+    kt0 = run * k_per_split;
+    kt1 = min(kt0 + k_per_split, k_tiles);
+    next_w += gridDim.x;
+    return true;
+  }
+};
+
 }  // namespace hopper_gemm_detail
 
 extern "C" __device__ const int origami_hopper_gemm_smem_bytes =
@@ -257,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
                         const __grid_constant__ HgTmaDesc tma_b,
                         const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
                         int N, int K, int group_m, int c_by_tma, int k_per_split,
-                        float* workspace) {
+                        float* workspace, int stream_k) {
   using namespace hopper_gemm_detail;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
@@ -276,9 +352,8 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   const int tiles = grid_m * grid_n;
   const int k_tiles = (K + BK - 1) / BK;
   // split-K: each tile's K tiles in runs of k_per_split, every run non-empty
-  if (k_per_split < 1 || k_per_split > k_tiles) k_per_split = k_tiles;
+  if (stream_k || k_per_split < 1 || k_per_split > k_tiles) k_per_split = k_tiles;
   const int splits = (k_tiles + k_per_split - 1) / k_per_split;
-  const int work = tiles * splits;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -297,10 +372,11 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
       asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&tma_b)) : "memory");
       int s = 0;
       u32 phase = 0;
-      for (int w = blockIdx.x; w < work; w += gridDim.x) {
+      WorkIter work;
+      work.begin(tiles, k_tiles, splits, k_per_split, stream_k);
+      int t, kt0, kt1, sp;
+      while (work.next(t, kt0, kt1, sp)) {
         int tm, tn;
-        const int t = w / splits, sp = w % splits;
-        const int kt0 = sp * k_per_split, kt1 = min(kt0 + k_per_split, k_tiles);
         tile_coords(t, grid_m, grid_n, group_m, tm, tn);
         for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(empty_bar(s), phase ^ 1u);
@@ -324,11 +400,12 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     int s = 0;
     u32 phase = 0;
     u32 chunk = 0;  // epilogue chunks written by this consumer (its buffer: chunk % 2)
-    for (int w = blockIdx.x; w < work; w += gridDim.x) {
+    WorkIter work;
+    work.begin(tiles, k_tiles, splits, k_per_split, stream_k);
+    int t, kt0, kt1, sp;
+    while (work.next(t, kt0, kt1, sp)) {
       int tm, tn;
-      const int t = w / splits, sp = w % splits;
-        const int kt0 = sp * k_per_split, kt1 = min(kt0 + k_per_split, k_tiles);
-        tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+      tile_coords(t, grid_m, grid_n, group_m, tm, tn);
       int prev = -1;  // the stage whose wgmma may still be reading
       for (int kt = kt0; kt < kt1; ++kt) {
         mbar_wait(full_bar(s), phase);
@@ -357,6 +434,61 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 
       // Epilogue: accumulator (i, 4 * j + 2 * h + e) of this thread is row
       // 16 * warp + lane / 4 + 8 * h, column 8 * j + 2 * (lane % 4) + e of m64 block i.
+      if (stream_k && (kt0 > 0 || kt1 < k_tiles)) {
+        // Stream-K's hand-over, through the workspace: a BM x BN fp32 slot per CTA, then
+        // one flag per CTA (zero between launches).
+        float* slots = workspace;
+        u32* flags = reinterpret_cast<u32*>(workspace + static_cast<long long>(gridDim.x) * BM * BN);
+        const int lrow0 = c * WG_ROWS + warp * 16 + lane / 4;
+        const int lcol0 = 2 * (lane % 4);
+        if (kt0 > 0) {
+          // a contributor: this tile's tail goes to this CTA's slot, then its flag
+          float* slot = slots + static_cast<long long>(blockIdx.x) * BM * BN;
+#pragma unroll
+          for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float* srow = slot + (lrow0 + i * 64 + h * 8) * BN;
+#pragma unroll
+              for (int j = 0; j < BN / 8; ++j) {
+                *reinterpret_cast<F2*>(srow + lcol0 + 8 * j) =
+                    F2{acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]};
+              }
+            }
+          }
+          __threadfence();
+          consumers_sync();
+          if (threadIdx.x == 128) st_release_u32(flags + blockIdx.x, 1u);
+          continue;
+        }
+        // the owner (K tile 0 onwards): add the contributors' tails in CTA order, which
+        // is K order (deterministic), then store C as a whole tile's epilogue does
+        const long long tile_end = static_cast<long long>(t + 1) * k_tiles;
+        for (long long cta = blockIdx.x + 1; cta < gridDim.x && work.range_start(cta) < tile_end;
+             ++cta) {
+          if (threadIdx.x == 128) {
+            while (ld_acquire_u32(flags + cta) == 0u) {
+            }
+          }
+          consumers_sync();
+          const float* slot = slots + cta * BM * BN;
+#pragma unroll
+          for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float* srow = slot + (lrow0 + i * 64 + h * 8) * BN;
+#pragma unroll
+              for (int j = 0; j < BN / 8; ++j) {
+                const F2 v = ld_cg_f2(srow + lcol0 + 8 * j);
+                acc[i][4 * j + 2 * h] += v.x;
+                acc[i][4 * j + 2 * h + 1] += v.y;
+              }
+            }
+          }
+          consumers_sync();
+          if (threadIdx.x == 128) flags[cta] = 0u;
+        }
+      }
       if (splits > 1) {
         // One split of K: its fp32 partial tile goes to workspace slice sp
         // (origami_hopper_splitk_reduce adds the slices in order).

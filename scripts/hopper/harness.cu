@@ -121,7 +121,7 @@ static float graph_us(F launch, cudaStream_t st) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s M N K [fp16|bf16] [group_m]\n", argv[0]);
+    fprintf(stderr, "usage: %s M N K [fp16|bf16] [group_m] [regs|tma] [K tiles per split|sk]\n", argv[0]);
     return 2;
   }
   const int M = atoi(argv[1]), N = atoi(argv[2]), K = atoi(argv[3]);
@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
   const int group_m = argc > 5 ? atoi(argv[5]) : 8;
   const bool c_regs = argc > 6 && std::string(argv[6]) == "regs";
   const int k_tiles = (K + HG_BK - 1) / HG_BK;
-  int kps = argc > 7 ? atoi(argv[7]) : k_tiles;
+  // argv[7]: K tiles per split-K run, or "sk" for Stream-K
+  const bool stream_k = argc > 7 && std::string(argv[7]) == "sk";
+  int kps = argc > 7 && !stream_k ? atoi(argv[7]) : k_tiles;
   if (kps < 1 || kps > k_tiles) kps = k_tiles;
   const int splits = (k_tiles + kps - 1) / kps;
   if (bf16 != HG_IS_BF16) {
@@ -139,6 +141,7 @@ int main(int argc, char** argv) {
   char cfg[64];
   char split_txt[32] = "";
   if (splits > 1) snprintf(split_txt, sizeof split_txt, ",split%d", splits);
+  if (stream_k) snprintf(split_txt, sizeof split_txt, ",streamk");
   snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
            HG_CONSUMERS, c_regs ? ",regs" : "", split_txt);
   if (K % 8 != 0) {
@@ -177,13 +180,22 @@ int main(int argc, char** argv) {
   CK(cudaFuncSetAttribute(origami_hopper_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem));
   const int tiles = ((M + HG_BM - 1) / HG_BM) * ((N + HG_BN - 1) / HG_BN);
-  const int grid = std::min(tiles * splits, sms);
+  const long long iters = static_cast<long long>(tiles) * k_tiles;
+  const int grid = stream_k ? static_cast<int>(std::min<long long>(iters, sms))
+                            : std::min(tiles * splits, sms);
+  if (stream_k) {
+    // a BM x BN fp32 slot per CTA (NaN), then the CTAs' flags (zero)
+    const size_t slots = static_cast<size_t>(grid) * HG_BM * HG_BN;
+    CK(cudaMalloc(&W, (slots + grid) * 4));
+    CK(cudaMemset(W, 0xFF, slots * 4));
+    CK(cudaMemset(W + slots, 0, static_cast<size_t>(grid) * 4));
+  }
   const int threads = (HG_CONSUMERS + 1) * 128;
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   auto launch = [&]() {
     origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, tc, C, M, N, K, group_m, c_by_tma,
-                                                     kps, W);
+                                                     kps, W, stream_k ? 1 : 0);
     if (splits > 1) origami_hopper_splitk_reduce<<<4 * sms, 256, 0, st>>>(W, C, M, N, splits);
   };
   launch();

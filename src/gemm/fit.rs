@@ -105,11 +105,11 @@ pub struct Score {
 
 /// (BLOCK_M, BLOCK_N, BLOCK_K).
 type Tile = (u32, u32, u32);
-/// (num_warps, num_stages, switches, split-K).
-type Launch = (u32, u32, Switches, u32);
+/// (num_warps, num_stages, switches, split-K, Stream-K).
+type Launch = (u32, u32, Switches, u32, bool);
 
 /// The launch key of `launch` on `tile`.
-fn tile_launch(tile: Tile, (w, s, sw, split_k): Launch) -> Config {
+fn tile_launch(tile: Tile, (w, s, sw, split_k, stream_k): Launch) -> Config {
     Config {
         block_m: tile.0,
         block_n: tile.1,
@@ -119,6 +119,7 @@ fn tile_launch(tile: Tile, (w, s, sw, split_k): Launch) -> Config {
         num_stages: s,
         switches: sw,
         split_k,
+        stream_k,
     }
 }
 
@@ -137,7 +138,7 @@ impl LaunchTable {
         for sh in shapes {
             let mut best: HashMap<Tile, (Launch, f64)> = HashMap::new();
             for (c, &t) in &sh.times {
-                let launch = (c.num_warps, c.num_stages, c.switches, c.split_k);
+                let launch = (c.num_warps, c.num_stages, c.switches, c.split_k, c.stream_k);
                 let e = best
                     .entry((c.block_m, c.block_n, c.block_k))
                     .or_insert((launch, t));
@@ -176,9 +177,15 @@ impl LaunchTable {
         for (area, v) in &self.by_area {
             let l: Vec<String> = v
                 .iter()
-                .map(|(w, s, sw, k)| match k {
-                    1 => format!("w{w}s{s}{sw}"),
-                    k => format!("w{w}s{s}{sw},k{k}"),
+                .map(|&(w, s, sw, k, sk)| {
+                    let mut t = format!("w{w}s{s}{sw}");
+                    if k > 1 {
+                        t.push_str(&format!(",k{k}"));
+                    }
+                    if sk {
+                        t.push_str(",sk");
+                    }
+                    t
                 })
                 .collect();
             t.push_str(&format!("  BM*BN = {area:>6}: {}\n", l.join(" > ")));
@@ -247,6 +254,7 @@ pub fn score_with(
             c.num_stages,
             c.switches,
             c.split_k,
+            c.stream_k,
         ));
         let key = tile_launch(tile, launch);
         abf.push(sh.times.get(&key).map_or(0.0, |t| best / t));
@@ -590,10 +598,10 @@ mod tests {
         times.insert(key("128x64x64,w4,s3"), 1.6);
         let sh = MeasuredShape { problem: p, times };
         let t = LaunchTable::fit(std::slice::from_ref(&sh));
-        assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE, 1)]);
+        assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE, 1, false)]);
         assert_eq!(
             t.launch_for(&sh, (64, 128, 32)),
-            Some((8, 4, Switches::NONE, 1))
+            Some((8, 4, Switches::NONE, 1, false))
         );
         assert_eq!(t.launch_for(&sh, (32, 32, 32)), None);
         assert!(t.text().contains("w8s4"));

@@ -70,30 +70,67 @@ pub fn instance_key(c: &Config) -> Config {
     Config {
         group_m: 1,
         split_k: 1,
+        stream_k: false,
         ..*c
     }
 }
 
-/// How a launch cuts K: the kernel's `k_per_split` argument and the number of runs
-/// (`throughput::split_runs`, the model's rule, is the kernel's).
+/// How a launch shares out the work: split-K (the kernel's `k_per_split` argument and the
+/// number of runs; `throughput::split_runs`, the model's rule, is the kernel's) or
+/// Stream-K (`stream_ctas` CTAs, each an even range of the tiles' K iterations; 0: not
+/// Stream-K).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitPlan {
     pub k_per_split: u64,
     pub runs: u64,
+    pub stream_ctas: u64,
+    /// The tile's elements (Stream-K's partial tile per CTA).
+    tile_elems: u64,
+    tiles: u64,
 }
 
 impl SplitPlan {
-    /// The plan of a config on a problem.
-    pub fn of(c: &Config, p: &Problem) -> SplitPlan {
+    /// The plan of a config on a problem, on a GPU of `sms` SMs.
+    pub fn of(c: &Config, p: &Problem, sms: u32) -> SplitPlan {
         let k_tiles = p.k.div_ceil(u64::from(c.block_k.max(1)));
+        let tiles =
+            p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
+        let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
+        if c.stream_k {
+            return SplitPlan {
+                k_per_split: k_tiles,
+                runs: 1,
+                stream_ctas: (tiles * k_tiles).min(u64::from(sms.max(1))).max(1),
+                tile_elems,
+                tiles,
+            };
+        }
         let (k_per_split, runs) =
             crate::model::throughput::split_runs(k_tiles, u64::from(c.split_k.max(1)));
-        SplitPlan { k_per_split, runs }
+        SplitPlan {
+            k_per_split,
+            runs,
+            stream_ctas: 0,
+            tile_elems,
+            tiles,
+        }
     }
 
-    /// fp32 elements of the workspace (runs x M x N; none without a split).
+    /// CTAs of the launch: one per SM, at most one per work item (a tile, one of its
+    /// split-K runs) or Stream-K's.
+    pub fn ctas(&self, sms: u32) -> u64 {
+        if self.stream_ctas > 0 {
+            return self.stream_ctas;
+        }
+        (self.tiles * self.runs).min(u64::from(sms.max(1))).max(1)
+    }
+
+    /// fp32 elements of the workspace: split-K's runs x M x N; Stream-K's partial tile per
+    /// CTA, then a flag per CTA; none otherwise.
     pub fn workspace_elems(&self, p: &Problem) -> u64 {
-        if self.runs > 1 {
+        if self.stream_ctas > 0 {
+            self.stream_ctas * (self.tile_elems + 1)
+        } else if self.runs > 1 {
             self.runs * p.m * p.n
         } else {
             0
@@ -112,12 +149,11 @@ impl SplitPlan {
     }
 }
 
-/// Grid (one CTA per SM, at most one per work item: a tile, or one of its split-K runs),
+/// Grid (one CTA per SM, at most one per work item: a tile, or one of its split-K runs;
+/// Stream-K: one per SM, at most one per K iteration),
 /// block (the producer and consumer warpgroups) and dynamic shared memory.
 pub fn launch_dims(c: &Config, p: &Problem, sms: u32) -> LaunchDims {
-    let tiles = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
-    let work = tiles * SplitPlan::of(c, p).runs;
-    let grid = work.min(u64::from(sms.max(1))).max(1);
+    let grid = SplitPlan::of(c, p, sms).ctas(sms);
     LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c) as u32)
 }
 
@@ -210,19 +246,14 @@ mod tests {
     fn split_k_launches() {
         let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
         let one = parse_config("128x128x64,g8,w12,s6").unwrap();
-        assert_eq!(
-            SplitPlan::of(&one, &p),
-            SplitPlan {
-                k_per_split: 224,
-                runs: 1
-            }
-        );
-        assert_eq!(SplitPlan::of(&one, &p).workspace_elems(&p), 0);
+        let plan = SplitPlan::of(&one, &p, 132);
+        assert_eq!((plan.k_per_split, plan.runs, plan.stream_ctas), (224, 1, 0));
+        assert_eq!(SplitPlan::of(&one, &p, 132).workspace_elems(&p), 0);
         // 3 x 32 tiles: 96 CTAs unsplit, 132 (all SMs) for 192 work items at 2 runs
         assert_eq!(launch_dims(&one, &p, 132).grid.0, 96);
         let two = parse_config("128x128x64,g8,w12,s6,k2").unwrap();
         assert_eq!(launch_dims(&two, &p, 132).grid.0, 132);
-        let plan = SplitPlan::of(&two, &p);
+        let plan = SplitPlan::of(&two, &p, 132);
         assert_eq!((plan.k_per_split, plan.runs), (112, 2));
         assert_eq!(plan.workspace_elems(&p), 2 * 333 * 4096);
         assert!(plan.violation(&two, &p).is_none());
@@ -231,12 +262,26 @@ mod tests {
         // 3 runs of K = 100 (2 K tiles) are 2 runs of one tile each
         let short = Problem::new(64, 64, 100, Dtype::Fp16).unwrap();
         let three = parse_config("64x64x64,w8,s4,k3").unwrap();
-        assert_eq!(SplitPlan::of(&three, &short).runs, 2);
+        assert_eq!(SplitPlan::of(&three, &short, 132).runs, 2);
         // a workspace above 1 GiB is refused
         let big = Problem::new(16384, 28672, 4096, Dtype::Fp16).unwrap();
         let four = parse_config("128x256x64,w12,s4,k4").unwrap();
-        let why = SplitPlan::of(&four, &big).violation(&four, &big).unwrap();
+        let why = SplitPlan::of(&four, &big, 132)
+            .violation(&four, &big)
+            .unwrap();
         assert!(why.contains("workspace"), "{why}");
         assert_eq!(reduce_dims(132).grid.0, 528);
+        // Stream-K: 96 tiles x 224 K iterations over 132 CTAs; a partial tile and a flag
+        // per CTA
+        let sk = parse_config("128x128x64,g8,w12,s6,sk").unwrap();
+        let plan = SplitPlan::of(&sk, &p, 132);
+        assert_eq!((plan.stream_ctas, plan.runs), (132, 1));
+        assert_eq!(plan.workspace_elems(&p), 132 * (128 * 128 + 1));
+        assert_eq!(launch_dims(&sk, &p, 132).grid.0, 132);
+        assert_eq!(instance_key(&sk), instance_key(&one));
+        // fewer K iterations than SMs: one CTA per iteration
+        let tiny = Problem::new(64, 64, 128, Dtype::Fp16).unwrap();
+        let sk64 = parse_config("64x64x64,w8,s4,sk").unwrap();
+        assert_eq!(launch_dims(&sk64, &tiny, 132).grid.0, 2);
     }
 }

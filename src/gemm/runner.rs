@@ -380,21 +380,32 @@ impl Runner {
         if self.kind != RunnerKernel::Hopper {
             return 0;
         }
+        use crate::model::family::hopper::{config_violation, HopperFamily};
         use crate::model::family::KernelFamily;
-        crate::model::family::hopper::HopperFamily
+        let split = HopperFamily
             .split_ks()
             .iter()
             .map(|&r| u64::from(r) * p.m * p.n)
             .filter(|&e| e > p.m * p.n && e * 4 <= hopper_kernel::MAX_WORKSPACE_BYTES)
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        // Stream-K: the largest tile's partial per SM, and a flag per SM
+        let tile = HopperFamily
+            .configs()
+            .iter()
+            .filter(|c| config_violation(c).is_none())
+            .map(|c| u64::from(c.block_m) * u64::from(c.block_n))
+            .max()
+            .unwrap_or(0);
+        let stream = u64::from(self.gpu.props().sm_count) * (tile + 1);
+        split.max(stream)
     }
 
     /// Why a config cannot be launched on a problem although it is compiled (a split-K
     /// workspace beyond the limit), if so.
     pub fn launch_violation(&self, c: &Config, p: &Problem) -> Option<String> {
         match self.kind {
-            RunnerKernel::Hopper => hopper_kernel::SplitPlan::of(c, p).violation(c, p),
+            RunnerKernel::Hopper => self.split_plan(c, p).violation(c, p),
             RunnerKernel::Origami => None,
         }
     }
@@ -464,7 +475,7 @@ impl Runner {
     }
 
     fn split_plan(&self, c: &Config, p: &Problem) -> hopper_kernel::SplitPlan {
-        hopper_kernel::SplitPlan::of(c, p)
+        hopper_kernel::SplitPlan::of(c, p, self.gpu.props().sm_count)
     }
 
     fn launch_dims(&self, c: &Config, p: &Problem) -> LaunchDims {
@@ -498,12 +509,16 @@ impl Runner {
                 TensorMap([0; 128])
             };
             let split = plan.runs > 1;
-            let ws = match (&data.workspace, split) {
-                (Some(w), true) => w.device_addr(),
-                (None, true) => {
+            let stream = plan.stream_ctas > 0;
+            let ws = match (&data.workspace, split || stream) {
+                (Some(w), true) if w.len() as u64 >= plan.workspace_elems(p) => w.device_addr(),
+                (_, true) => {
                     return Err(GpuError::Unsupported(format!(
-                        "split-K over {} runs: no workspace for {}x{}",
-                        plan.runs, p.m, p.n
+                        "config {}: no workspace of {} floats for {}x{}",
+                        inst.config,
+                        plan.workspace_elems(p),
+                        p.m,
+                        p.n
                     )))
                 }
                 (_, false) => 0,
@@ -522,7 +537,8 @@ impl Runner {
                     .i32(group_m)
                     .i32(i32::from(c_by_tma))
                     .i32(plan.k_per_split as i32)
-                    .u64(ws),
+                    .u64(ws)
+                    .i32(i32::from(stream)),
             )?;
             if split {
                 let reduce = inst.reduce.as_ref().ok_or_else(|| {

@@ -161,9 +161,9 @@ impl ConfigRow {
     /// The launched config: the numeric columns, with the switches of the `config` text
     /// (none when the text has none or does not parse).
     pub fn launch(&self) -> Config {
-        let (switches, split_k) = crate::model::problem::parse_config(&self.config)
-            .map(|c| (c.switches, c.split_k))
-            .unwrap_or((Default::default(), 1));
+        let (switches, split_k, stream_k) = crate::model::problem::parse_config(&self.config)
+            .map(|c| (c.switches, c.split_k, c.stream_k))
+            .unwrap_or((Default::default(), 1, false));
         Config {
             block_m: self.block_m,
             block_n: self.block_n,
@@ -173,6 +173,7 @@ impl ConfigRow {
             num_stages: self.num_stages,
             switches,
             split_k,
+            stream_k,
         }
     }
 

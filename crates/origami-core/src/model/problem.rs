@@ -90,6 +90,10 @@ pub struct Config {
     /// item of its own whose fp32 partial tile a second kernel adds up (1: none; only the
     /// `hopper` family has more). Written last as `kS` when above 1.
     pub split_k: u32,
+    /// Stream-K: the tiles' K iterations cut into one even range per CTA of the persistent
+    /// grid, a tile shared by two CTAs finished by the one holding its first K iterations
+    /// (only the `hopper` family; then `split_k` is 1). Written last as `sk`.
+    pub stream_k: bool,
 }
 
 /// Compile-time switches of Triton's persistent tensor-descriptor kernel on Hopper
@@ -180,12 +184,16 @@ impl fmt::Display for Config {
         if self.split_k > 1 {
             write!(f, ",k{}", self.split_k)?;
         }
+        if self.stream_k {
+            f.write_str(",sk")?;
+        }
         Ok(())
     }
 }
 
-/// Parse `BMxBNxBK,gG,wW,sS[,switch...][,kS]` (the `g`, `w`, `s`, `k` parts optional,
-/// defaults g1 w4 s3 k1; switches are the words of [`Switches::WORDS`]).
+/// Parse `BMxBNxBK,gG,wW,sS[,switch...][,kS|,sk]` (the `g`, `w`, `s`, `k` parts optional,
+/// defaults g1 w4 s3 k1; switches are the words of [`Switches::WORDS`]; `sk`: Stream-K,
+/// which excludes a split).
 pub fn parse_config(text: &str) -> Result<Config, String> {
     let mut parts = text.trim().split(',');
     let tile = parts.next().unwrap_or_default();
@@ -209,10 +217,15 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
         num_stages: 3,
         switches: Switches::NONE,
         split_k: 1,
+        stream_k: false,
     };
     for p in parts {
         let p = p.trim();
         if c.switches.set(p) {
+            continue;
+        }
+        if p == "sk" {
+            c.stream_k = true;
             continue;
         }
         let (key, val) = p.split_at(p.len().min(1));
@@ -223,11 +236,17 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
             "k" => c.split_k = num(val, "split-K")?,
             _ => {
                 return Err(format!(
-                    "config '{text}': unknown part '{p}' (use gG, wW, sS, kS, {})",
+                    "config '{text}': unknown part '{p}' (use gG, wW, sS, kS, sk, {})",
                     Switches::WORDS.join(", ")
                 ))
             }
         }
+    }
+    if c.stream_k && c.split_k > 1 {
+        return Err(format!(
+            "config '{text}': Stream-K (sk) and split-K (k{}) exclude each other",
+            c.split_k
+        ));
     }
     Ok(c)
 }
@@ -290,5 +309,11 @@ mod tests {
         );
         assert!(parse_config("128x112x64,k0").is_err());
         assert!(parse_config("128x112x64,k").is_err());
+        let sk = parse_config("128x128x64,g8,w12,s6,sk").unwrap();
+        assert!(sk.stream_k && sk.split_k == 1);
+        assert_eq!(sk.to_string(), "128x128x64,g8,w12,s6,sk");
+        assert!(parse_config("128x128x64,k2,sk")
+            .unwrap_err()
+            .contains("exclude each other"));
     }
 }

@@ -61,6 +61,8 @@ struct TileEntry {
     floor_l2: f64,
     /// The split-K factors above 1 among the launches (each runs on a grid of its own).
     splits: Vec<u64>,
+    /// Whether a launch is Stream-K (a grid of its own too).
+    stream: bool,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -269,6 +271,7 @@ impl<'a> Selector<'a> {
                         floor_core: 0.0,
                         floor_l2: 0.0,
                         splits: Vec::new(),
+                        stream: false,
                     });
                     tiles.len() - 1
                 }
@@ -367,6 +370,7 @@ impl<'a> Selector<'a> {
                 .collect();
             e.splits.sort_unstable();
             e.splits.dedup();
+            e.stream = e.launches.iter().any(|l| l.stream_k);
         }
         let prunable = throughput_on
             && bound_holds(constants)
@@ -658,6 +662,15 @@ impl<'a> Selector<'a> {
             let split = grid.split(k, &hw).0;
             floor = floor.min(throughput::lower_bound(
                 &split,
+                e.floor_core,
+                e.floor_l2,
+                &hw,
+            ));
+        }
+        if e.stream {
+            let stream = grid.stream(&hw).0;
+            floor = floor.min(throughput::lower_bound(
+                &stream,
                 e.floor_core,
                 e.floor_l2,
                 &hw,

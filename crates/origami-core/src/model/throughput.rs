@@ -61,6 +61,8 @@ pub struct LaunchStatic {
     /// Split-K factor asked for (1: none); the kernel makes every run non-empty
     /// ([`split_runs`]).
     pub split_k: u64,
+    /// Stream-K ([`TileGrid::stream`]).
+    pub stream_k: bool,
 }
 
 impl LaunchStatic {
@@ -99,6 +101,7 @@ impl LaunchStatic {
             persistent: None,
             whole_boxes: false,
             split_k: u64::from(c.split_k.max(1)),
+            stream_k: c.stream_k,
         }
     }
 
@@ -465,6 +468,67 @@ impl TileGrid {
     }
 }
 
+/// What a Stream-K range costs its CTA beyond its iterations: the tiles it touches (each
+/// an epilogue, `segments`), and the fix-up of a tile shared with later CTAs (their fp32
+/// partial tiles, `contributors` of them, read back through L2 by the tile's first CTA;
+/// the CTA's own partial tile written once when its range starts inside a tile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamShare {
+    pub segments: u64,
+    pub contributors: u64,
+    /// Whether ranges and tiles line up (every CTA holds whole tiles: no hand-over).
+    pub aligned: bool,
+}
+
+impl TileGrid {
+    /// The grid of a Stream-K launch of the same tile (csrc/hopper_gemm.cu's `WorkIter`):
+    /// the tiles x K iterations cut into min(SMs, iterations) ranges of at most
+    /// ceil(iterations / CTAs) iterations; the busiest CTA runs that many, over
+    /// [`StreamShare::segments`] tiles. A and B are read as by the tiles' launch.
+    pub fn stream(&self, hw: &ModelInputs<'_>) -> (TileGrid, StreamShare) {
+        let k = hw.constants;
+        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let total = self.tiles * self.k_iters.max(1);
+        let ctas = total.min(sms).max(1);
+        let per = total.div_ceil(ctas);
+        let kt = self.k_iters.max(1);
+        let aligned = total % ctas == 0 && per % kt == 0;
+        let share = StreamShare {
+            segments: per.div_ceil(kt) + u64::from(!aligned),
+            contributors: if aligned { 0 } else { kt.div_ceil(per) },
+            aligned,
+        };
+        let l2_speedup = (k.tp_l2_active_exponent > 0.0 && ctas < sms)
+            .then(|| (sms as f64 / ctas as f64).powf(k.tp_l2_active_exponent));
+        let grid = TileGrid {
+            k_iters: per,
+            busiest: 1,
+            l2_speedup,
+            dram_bw: hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, ctas),
+            ..*self
+        };
+        (grid, share)
+    }
+}
+
+/// Stream-K's cycles on the busiest CTA beyond one tile's epilogue: the other segments'
+/// epilogues, its own partial tile written (an epilogue in fp32: twice a 16-bit tile's
+/// bytes) and the contributors' partial tiles read at its L2 rate.
+fn stream_cycles(share: &StreamShare, l: &LaunchStatic, costs: &BlockCosts) -> f64 {
+    let epilogue = costs.per_block - costs.fill_transfer;
+    let extra_segments = share.segments.saturating_sub(1) as f64 * costs.per_block;
+    if share.aligned {
+        return extra_segments;
+    }
+    let partial_bytes = (l.bm * l.bn) as f64 * 4.0;
+    let l2_per_byte = if l.load_bytes > 0.0 {
+        costs.l2 / l.load_bytes
+    } else {
+        0.0
+    };
+    extra_segments + 2.0 * epilogue + share.contributors as f64 * partial_bytes * l2_per_byte
+}
+
 /// The reduction of a split-K launch, cycles: a second kernel reads the `runs` fp32 partial
 /// tiles and writes C at the whole GPU's DRAM rate (`dram_perf_ratio`, without the GEMM's
 /// effective `tp_dram_scale`: a streaming kernel moves its bytes at the measured rate),
@@ -545,6 +609,13 @@ pub fn predict_on(
     } else {
         (grid, 1)
     };
+    let streamed;
+    let (grid, stream) = if l.stream_k {
+        streamed = grid.stream(hw);
+        (&streamed.0, Some(streamed.1))
+    } else {
+        (grid, None)
+    };
     let TileGrid {
         grid_m,
         grid_n,
@@ -587,7 +658,8 @@ pub fn predict_on(
         sm_cycles = busiest as f64
             * (k_iters as f64 * combine(&terms, k.tp_smooth_exponent) + costs.per_block)
             + fills as f64 * costs.fill
-            + (costs.fixed - costs.fill);
+            + (costs.fixed - costs.fill)
+            + stream.map_or(0.0, |s| stream_cycles(&s, l, costs));
     } else if full_rounds > 0 {
         terms = costs.iteration(o as f64);
         sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);

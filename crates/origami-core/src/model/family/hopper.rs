@@ -20,7 +20,10 @@
 //! each run a work item of the persistent grid writing an fp32 partial tile to a
 //! workspace, and a second kernel adding the runs in order (deterministic); the model
 //! prices the finer work items, the partial tiles' traffic and the second kernel
-//! (`throughput::split_runs`, `tp_splitk_reduce_cycles`).
+//! (`throughput::split_runs`, `tp_splitk_reduce_cycles`). Stream-K (`,sk`): every tile's
+//! K iterations cut into one even range per CTA; a tile shared by CTAs is finished by the
+//! one holding its first K iterations, which adds the others' fp32 partial tiles in CTA
+//! order (deterministic) in the same kernel (`throughput::TileGrid::stream`).
 //!
 //! Its constants: the throughput model fitted on the H200's brute force over the seed list
 //! (`calibrations/fitted/h200-hopper.json`, applied on compute capability 9.x).
@@ -176,6 +179,10 @@ impl KernelFamily for HopperFamily {
     fn split_ks(&self) -> &'static [u32] {
         &[1, 2, 3, 4]
     }
+    /// Stream-K (csrc/hopper_gemm.cu's `WorkIter`): one kernel, no reduction launch.
+    fn stream_k(&self) -> bool {
+        true
+    }
     fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
         smem_bytes(c)
     }
@@ -280,20 +287,21 @@ mod tests {
         let cands = HopperFamily.candidates(Dtype::Fp16, &h100);
         let ok: Vec<_> = cands
             .iter()
-            .filter(|c| c.feasible() && c.config.split_k == 1)
+            .filter(|c| c.feasible() && c.config.split_k == 1 && !c.config.stream_k)
             .collect();
         // every config the kernel accepts and shared memory holds is in ptxas's table
         // (scripts/hopper/ptxas_table.sh walks the same rule: 303), less the four that
         // spill (128x192 with one consumer at 2 to 5 stages)
         assert_eq!(ok.len(), 299);
-        // each also at 2, 3 and 4 runs of split-K (the same compiled instance)
-        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 4 * 299);
+        // each also at 2, 3 and 4 runs of split-K and with Stream-K (the same compiled
+        // instance)
+        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 5 * 299);
         assert!(ok.iter().all(|c| c.registers.is_some()));
         let rejected: Vec<&str> = cands.iter().filter_map(|c| c.rejected.as_deref()).collect();
         assert!(rejected.iter().all(|r| !r.contains("compiled table")));
         assert_eq!(
             rejected.iter().filter(|r| r.starts_with("ptxas:")).count(),
-            4 * 4
+            4 * 5
         );
         let a100 = preset("a100").unwrap().gpu;
         assert!(HopperFamily

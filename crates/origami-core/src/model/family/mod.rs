@@ -160,6 +160,11 @@ pub trait KernelFamily: Sync {
     fn split_ks(&self) -> &'static [u32] {
         &[1]
     }
+    /// Whether the space also holds each launch with Stream-K (a kernel whose persistent
+    /// grid can share a tile's K iterations between two CTAs).
+    fn stream_k(&self) -> bool {
+        false
+    }
     /// Whether the kernel takes the compile-time switches (some setting of its space sets
     /// one): its configs are written with them (`--format csv`, `json`, `triton`).
     fn takes_switches(&self) -> bool {
@@ -240,7 +245,7 @@ pub trait KernelFamily: Sync {
         None
     }
 
-    /// Every config of the space: tiles x launches, GROUP_SIZE_M 1 (phase 2 sets it; it is
+    /// Every config of the space: tiles x launches (x switches x decompositions), GROUP_SIZE_M 1 (phase 2 sets it; it is
     /// a run-time argument of the kernels), in the order the selector enumerates them.
     fn configs(&self) -> Vec<Config> {
         let launches = self.launches();
@@ -249,16 +254,24 @@ pub trait KernelFamily: Sync {
         for (bm, bn, bk) in self.tiles() {
             for &(w, s) in &launches {
                 for &switches in &settings {
+                    let one = Config {
+                        block_m: bm,
+                        block_n: bn,
+                        block_k: bk,
+                        group_m: 1,
+                        num_warps: w,
+                        num_stages: s,
+                        switches,
+                        split_k: 1,
+                        stream_k: false,
+                    };
                     for &split_k in self.split_ks() {
+                        v.push(Config { split_k, ..one });
+                    }
+                    if self.stream_k() {
                         v.push(Config {
-                            block_m: bm,
-                            block_n: bn,
-                            block_k: bk,
-                            group_m: 1,
-                            num_warps: w,
-                            num_stages: s,
-                            switches,
-                            split_k,
+                            stream_k: true,
+                            ..one
                         });
                     }
                 }
@@ -395,6 +408,7 @@ mod tests {
             num_stages: s,
             switches: crate::model::Switches::NONE,
             split_k: 1,
+            stream_k: false,
         };
         // Default ranks: 8 warps from 128 x 128, stages 3 < 4 < 2.
         let d = ModelConstants::default();

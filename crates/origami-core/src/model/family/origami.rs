@@ -353,6 +353,7 @@ mod tests {
                 num_stages: n(6),
                 switches: crate::model::Switches::NONE,
                 split_k: 1,
+                stream_k: false,
             };
             assert_eq!(smem_bytes(&c), u64::from(n(11)), "{line}");
             checked += 1;

@@ -213,6 +213,7 @@ mod tests {
             num_stages: 3,
             switches: crate::model::Switches::NONE,
             split_k: 1,
+            stream_k: false,
         };
         assert_eq!(
             TritonFamily.smem_bytes(&c, Dtype::Fp16),
@@ -233,6 +234,7 @@ mod tests {
             num_stages: s,
             switches: crate::model::Switches::NONE,
             split_k: 1,
+            stream_k: false,
         };
         // Off by default.
         assert_eq!(

@@ -120,6 +120,7 @@ const ANY_CONFIG: Config = Config {
     num_stages: 3,
     switches: crate::model::Switches::NONE,
     split_k: 1,
+    stream_k: false,
 };
 
 /// The kernel a config is for: what `--format triton` needs to write its launch.

@@ -33,11 +33,11 @@ pub fn config_list_csv(dtype: Dtype, smem_limit_bytes: Option<u64>) -> Result<St
     let mut out = String::new();
     out.push_str(HEADER);
     out.push('\n');
-    // one row per compiled instance: a split-K factor is a run-time argument
+    // one row per compiled instance: split-K and Stream-K are run-time arguments
     for c in HopperFamily
         .configs()
         .into_iter()
-        .filter(|c| c.split_k == 1)
+        .filter(|c| c.split_k == 1 && !c.stream_k)
     {
         let smem = smem_bytes(&c);
         let reason = config_violation(&c).or_else(|| match smem_limit_bytes {

@@ -106,6 +106,7 @@ mod tests {
             num_stages: 3,
             switches: crate::model::Switches::NONE,
             split_k: 1,
+            stream_k: false,
         };
         let h = preset("h200").unwrap().gpu;
         assert!(compiled(&c, Dtype::Fp16, &h).is_some());
