@@ -1029,4 +1029,72 @@ mod tests {
         );
         assert!((sixteen.iter_l2 - aligned.iter_l2 - 384.0 * 13.0).abs() < 1e-9);
     }
+
+    #[test]
+    fn split_k_and_stream_k_share_out_the_k_iterations() {
+        let doc = preset("h100-sxm").unwrap();
+        let k = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 500.0,
+            tp_epilogue_cycles: 100.0,
+            tp_splitk_reduce_cycles: 3000.0,
+            ..ModelConstants::default()
+        };
+        let hw = ModelInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: &k,
+            variant: Variant::Origami,
+        };
+        let persistent = |text: &str| {
+            launch(&cfg(text), 1)
+                .with_whole_boxes(true)
+                .with_persistent(Some(PersistentLoop {
+                    overlapped_fill: true,
+                }))
+        };
+        // 333 x 4096: 3 x 32 = 96 tiles of 128 x 128 on 132 SMs, 224 K iterations each
+        let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
+        let one = predict(&p, &persistent("128x128x64,w12,s6"), 8, &hw);
+        assert_eq!((one.blocks_on_busiest_sm, one.k_iters), (1, 224));
+        // two runs: 192 work items, the busiest SM runs 2 of 112 iterations, then the
+        // reduction (3000 cycles and its DRAM bytes) follows
+        let two = predict(&p, &persistent("128x128x64,w12,s6,k2"), 8, &hw);
+        assert_eq!((two.blocks_on_busiest_sm, two.k_iters), (2, 112));
+        assert_eq!(split_runs(224, 3), (75, 3));
+        assert_eq!(split_runs(4, 3), (2, 2));
+        // Stream-K: 96 x 224 iterations in 132 ranges of at most 163
+        let sk_launch = persistent("128x128x64,w12,s6,sk");
+        let sk = predict(&p, &sk_launch, 8, &hw);
+        assert_eq!((sk.blocks_on_busiest_sm, sk.k_iters), (1, 163));
+        assert!(sk.total < one.total, "{} vs {}", sk.total, one.total);
+        let grid = TileGrid::new(&p, &sk_launch, &hw);
+        let (_, share) = grid.stream(&hw);
+        assert_eq!(
+            share,
+            StreamShare {
+                segments: 2,
+                contributors: 2,
+                aligned: false
+            }
+        );
+        // every SM holds whole tiles: no hand-over, the tiles' own launch
+        let even = Problem::new(132 * 128, 128, 4096, Dtype::Fp16).unwrap();
+        let (_, aligned) = TileGrid::new(&even, &sk_launch, &hw).stream(&hw);
+        assert!(aligned.aligned && aligned.contributors == 0 && aligned.segments == 1);
+        assert_eq!(
+            predict(&even, &sk_launch, 8, &hw).total,
+            predict(&even, &persistent("128x128x64,w12,s6"), 8, &hw).total
+        );
+        // the bounds the selection prunes with hold for both decompositions
+        let costs = BlockCosts::new(&sk_launch, &hw);
+        assert!(costs.bounded_below() && bound_holds(&k));
+        let floor_core = costs.tensor.max(costs.smem);
+        for (g, t) in [
+            (grid.split(2, &hw).0, two.total),
+            (grid.stream(&hw).0, sk.total),
+        ] {
+            assert!(lower_bound(&g, floor_core, costs.l2, &hw) <= t);
+        }
+    }
 }

@@ -46,7 +46,7 @@ fn header(plain: &str, columns: Columns, family_after: &str) -> String {
             h.push_str(SWITCH_COLUMNS);
         }
         if columns.split_k && name == "num_stages" {
-            h.push_str(",SPLIT_K");
+            h.push_str(",SPLIT_K,STREAM_K");
         }
     }
     h
@@ -72,7 +72,7 @@ pub fn batch_csv_header(ranked: bool, columns: Columns) -> String {
 pub struct CsvWriter;
 
 /// BLOCK_SIZE_M, N, K, GROUP_SIZE_M, num_warps, num_stages (and the switches, with
-/// `columns.switches`; SPLIT_K with `columns.split_k`) as CSV fields.
+/// `columns.switches`; SPLIT_K and STREAM_K with `columns.split_k`) as CSV fields.
 fn config_fields(c: &Config, columns: Columns) -> String {
     let mut f = format!(
         "{},{},{},{},{},{}",
@@ -86,7 +86,7 @@ fn config_fields(c: &Config, columns: Columns) -> String {
         ));
     }
     if columns.split_k {
-        f.push_str(&format!(",{}", c.split_k));
+        f.push_str(&format!(",{},{}", c.split_k, c.stream_k));
     }
     f
 }

@@ -69,7 +69,7 @@ pub struct Columns {
     /// WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE: some member takes compile-time
     /// switches (`triton-tma`).
     pub switches: bool,
-    /// SPLIT_K: some member's space splits K (`hopper`).
+    /// SPLIT_K and STREAM_K: some member's space shares out K (`hopper`).
     pub split_k: bool,
     /// `--format triton` writes `{"kernel", "family", "grid", "kwargs"}` rather than the
     /// bare keyword arguments: the kernel is not the tutorial one, or is chosen per shape.
@@ -103,7 +103,10 @@ impl Columns {
         Columns {
             family: set.is_choice(),
             switches,
-            split_k: set.members.iter().any(|f| f.split_ks().len() > 1),
+            split_k: set
+                .members
+                .iter()
+                .any(|f| f.split_ks().len() > 1 || f.stream_k()),
             named_launch: switches || set.is_choice(),
             config_width,
         }
