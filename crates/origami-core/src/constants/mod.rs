@@ -393,6 +393,15 @@ model_constants! {
     /// Throughput model: what a split-K launch adds besides its reduction's DRAM traffic:
     /// the second kernel's launch and the wait between the two (kernels that split K).
     tp_splitk_reduce_cycles: f64 = 0.0, Throughput, "cycles", NON_NEGATIVE;
+    /// Throughput model: 1 when the kernel's copies of rows past M and N move no bytes
+    /// (masked or zero-filled loads: the triton and origami families), so a tile's L2
+    /// bytes count its real rows only (their average over the grid); 0 (default) counts
+    /// whole tiles. Kernels that load whole tensor-descriptor boxes always count them.
+    tp_masked_rows: f64 = 0.0, Throughput, "switch", SWITCH;
+    /// Throughput model: 1 when A, B and C stay in L2 between the timed launches if
+    /// together they fit (repeated launches on the same buffers): no DRAM bound for them;
+    /// 0 (default) charges their compulsory DRAM bytes on every launch (rotated buffers).
+    tp_l2_resident_inputs: f64 = 0.0, Throughput, "switch", SWITCH;
     /// Throughput model: S stages hide a load over (S - 1)^this iterations.
     tp_stage_exponent: f64 = 1.0, Throughput, "exponent", POSITIVE, fit [Throughput 11];
     /// Throughput model: pipeline fill, in load round trips per block.

@@ -320,6 +320,28 @@ fn box_padding_bytes(p: &Problem, l: &LaunchStatic, grid_m: u64, grid_n: u64) ->
     (pad_rows_a + pad_rows_b) as f64 * p.k as f64 * p.dtype.bytes()
 }
 
+/// `tp_masked_rows`: a tile's A and B bytes over those of its real rows (at least 1),
+/// the real rows averaged over the grid (M / grid_m of BM, N / grid_n of BN); 1 when the
+/// switch is off or the kernel loads whole boxes.
+fn masked_rows_speedup(
+    p: &Problem,
+    l: &LaunchStatic,
+    grid_m: u64,
+    grid_n: u64,
+    k: &ModelConstants,
+) -> f64 {
+    if k.tp_masked_rows != 1.0 || l.whole_boxes {
+        return 1.0;
+    }
+    let real = p.m as f64 / grid_m.max(1) as f64 + p.n as f64 / grid_n.max(1) as f64;
+    let whole = (l.bm + l.bn) as f64;
+    if real > 0.0 && real < whole {
+        whole / real
+    } else {
+        1.0
+    }
+}
+
 /// Cycles per 128 bytes of box that A's and B's boxes cost the copy engine when their row
 /// pitch (K elements) is not a multiple of 128 bytes: `tp_box_row_cycles_16b` / `_32b` /
 /// `_64b` for a pitch aligned to 16, 32 or 64 bytes at best; 0 for 128-byte rows and for
@@ -366,9 +388,12 @@ pub struct TileGrid {
     k_iters: u64,
     /// Tiles the busiest SM runs.
     busiest: u64,
-    /// Each active SM's L2 share over the whole GPU's per-SM share (`tp_l2_active_exponent`);
-    /// `None`: every SM is active or the term is off.
+    /// Each active SM's L2 share over the whole GPU's per-SM share (`tp_l2_active_exponent`),
+    /// times the whole tile's bytes over its real rows' bytes (`tp_masked_rows`);
+    /// `None`: neither applies.
     l2_speedup: Option<f64>,
+    /// The `tp_masked_rows` part of `l2_speedup` (1: whole tiles).
+    masked_speedup: f64,
     /// `misaligned_row_cycles`.
     row_cycles: f64,
     /// `box_padding_bytes` times `tp_box_padding_weight`: what the zero-filled rows cost
@@ -377,6 +402,8 @@ pub struct TileGrid {
     /// A's and B's bytes, and whether together they fit in L2.
     ab_bytes: f64,
     ab_fit_l2: bool,
+    /// A, B and C stay in L2 between launches (`tp_l2_resident_inputs`): no DRAM bytes.
+    l2_resident: bool,
     /// The bytes the launch writes: C's, or a split-K launch's partial tiles.
     output_bytes: f64,
     /// C's bytes.
@@ -398,16 +425,21 @@ impl TileGrid {
         let active = tiles.min(sms).max(1);
         let eb = p.dtype.bytes();
         let ab_bytes = p.m as f64 * p.k as f64 * eb + p.n as f64 * p.k as f64 * eb;
-        let l2_speedup = if k.tp_l2_active_exponent > 0.0 && active < sms {
+        let c_bytes = (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
+        let share = if k.tp_l2_active_exponent > 0.0 && active < sms {
             let ratio = sms as f64 / active as f64;
-            Some(if k.tp_l2_active_exponent == 1.0 {
+            if k.tp_l2_active_exponent == 1.0 {
                 ratio
             } else {
                 ratio.powf(k.tp_l2_active_exponent)
-            })
+            }
         } else {
-            None
+            1.0
         };
+        // Fewer bytes per tile cross from L2 when rows past M and N are not copied: an L2
+        // "speedup" of the whole tile's bytes over the real rows' bytes.
+        let masked = masked_rows_speedup(p, l, grid_m, grid_n, k);
+        let l2_speedup = (share * masked != 1.0).then_some(share * masked);
         TileGrid {
             bm: l.bm,
             bn: l.bn,
@@ -418,12 +450,15 @@ impl TileGrid {
             k_iters: ceil_div(p.k, l.bk),
             busiest: tiles.div_ceil(sms),
             l2_speedup,
+            masked_speedup: masked,
             row_cycles: misaligned_row_cycles(p, l, k),
             padding_dram_bytes: box_padding_bytes(p, l, grid_m, grid_n) * k.tp_box_padding_weight,
             ab_bytes,
             ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
-            output_bytes: (p.m * p.n) as f64 * output_bytes_per_element(p.dtype),
-            c_bytes: (p.m * p.n) as f64 * output_bytes_per_element(p.dtype),
+            l2_resident: k.tp_l2_resident_inputs == 1.0
+                && ab_bytes + c_bytes <= hw.gpu.l2_bytes as f64,
+            output_bytes: c_bytes,
+            c_bytes,
             partial_bytes_per_run: (p.m * p.n) as f64 * 4.0,
             dram_bw: hw.params.dram_perf_ratio
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
@@ -454,8 +489,13 @@ impl TileGrid {
         let sms = u64::from(hw.gpu.sm_count.max(1));
         let work = self.tiles * runs;
         let active = work.min(sms).max(1);
-        let l2_speedup = (k.tp_l2_active_exponent > 0.0 && active < sms)
-            .then(|| (sms as f64 / active as f64).powf(k.tp_l2_active_exponent));
+        let share = if k.tp_l2_active_exponent > 0.0 && active < sms {
+            (sms as f64 / active as f64).powf(k.tp_l2_active_exponent)
+        } else {
+            1.0
+        };
+        let masked = self.masked_speedup;
+        let l2_speedup = (share * masked != 1.0).then_some(share * masked);
         let grid = TileGrid {
             k_iters: per,
             busiest: work.div_ceil(sms),
@@ -552,14 +592,19 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// term), the busiest SM runs `busiest` blocks of `k_iters` iterations in all, and every
 /// other term (fill, epilogue, setup, pipeline) adds; the active SMs' L2 speedup divides
 /// the L2 term at most by `l2_speedup`, the misaligned rows only add to it; DRAM moves at
-/// least A + B (compulsory) plus C and the boxes' padding; the final p-norm grows with
+/// least A + B (compulsory) plus C and the boxes' padding (nothing when they stay in L2:
+/// `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
 pub fn lower_bound(grid: &TileGrid, floor_core: f64, floor_l2: f64, hw: &ModelInputs<'_>) -> f64 {
     let k = hw.constants;
     let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0);
     let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2);
-    let dram_bytes = grid.ab_bytes + grid.output_bytes + grid.padding_dram_bytes;
+    let dram_bytes = if grid.l2_resident {
+        0.0
+    } else {
+        grid.ab_bytes + grid.output_bytes + grid.padding_dram_bytes
+    };
     let dram = k.tp_dram_scale * dram_bytes / grid.dram_bw;
     k.tp_time_scale * combine(&[sm, dram], k.tp_smooth_exponent)
 }
@@ -685,7 +730,11 @@ pub fn predict_on(
         let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * p.dtype.bytes();
         ab.max(rounds as f64 * per_round)
     };
-    let dram_bytes = input_bytes + grid.output_bytes + grid.padding_dram_bytes;
+    let dram_bytes = if grid.l2_resident {
+        0.0
+    } else {
+        input_bytes + grid.output_bytes + grid.padding_dram_bytes
+    };
     let dram_cycles = k.tp_dram_scale * dram_bytes / grid.dram_bw;
 
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
@@ -982,6 +1031,57 @@ mod tests {
         let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
         assert_eq!(at(&base, &full), at(&split, &full));
     }
+    #[test]
+    fn masked_rows_and_l2_resident_inputs_follow_their_switches() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 500.0,
+            ..ModelConstants::default()
+        };
+        let at = |k: &ModelConstants, p: &Problem, l: &LaunchStatic| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            predict(p, l, 8, &hw)
+        };
+        let masked = ModelConstants {
+            tp_masked_rows: 1.0,
+            ..base
+        };
+        // One token, tiles of 16 x 256: 1 of A's 16 rows and all 256 of B's cross from L2.
+        let decode = Problem::new(1, 32768, 512, Dtype::Fp16).unwrap();
+        let l = launch(&cfg("16x256x64,w8,s4"), 1);
+        let (b0, b1) = (at(&base, &decode, &l), at(&masked, &decode, &l));
+        assert!((b0.iter_l2 / b1.iter_l2 - 272.0 / 257.0).abs() < 1e-9);
+        // Whole tensor-descriptor boxes move every row.
+        let boxes = l.with_whole_boxes(true);
+        assert_eq!(
+            at(&base, &decode, &boxes).iter_l2,
+            at(&masked, &decode, &boxes).iter_l2
+        );
+        // Tiles that hold only real rows: nothing changes.
+        let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        assert_eq!(at(&base, &full, &l), at(&masked, &full, &l));
+
+        let resident = ModelConstants {
+            tp_l2_resident_inputs: 1.0,
+            ..base
+        };
+        // A + B + C = 32 MiB + 64 KiB fits the 50 MiB L2: no DRAM bytes when they stay.
+        assert!(at(&base, &decode, &l).dram_bytes > 0.0);
+        assert_eq!(at(&resident, &decode, &l).dram_bytes, 0.0);
+        // 8192^3 (384 MiB) does not fit: its DRAM bytes stay.
+        let big = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        assert_eq!(
+            at(&base, &big, &l).dram_bytes,
+            at(&resident, &big, &l).dram_bytes
+        );
+    }
+
     #[test]
     fn misaligned_rows_cost_per_box_byte_by_their_pitch() {
         let k = ModelConstants {
