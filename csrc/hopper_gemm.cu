@@ -9,6 +9,7 @@
 // sm_90a: wgmma and setmaxnreg exist only there):
 //
 //   -DHG_BM=128 -DHG_BN=256 -DHG_BK=64 -DHG_STAGES=4 -DHG_CONSUMERS=2   [-DHG_BF16]
+//   [-DHG_STREAM_K=1]   (an instance that can run Stream-K; see below)
 //
 // Kernel (fixed symbol):
 //
@@ -18,7 +19,7 @@
 //       const __grid_constant__ HgTmaDesc tma_c,   // C: dims {N, M}, box {HG_CW, 64},
 //                                                  //    swizzle HG_CW * 2 bytes
 //       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma,
-//       int k_per_split, float* workspace)
+//       int k_per_split, float* workspace, int stream_k)
 //
 // The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
 // interleave none, out-of-bounds fill zero); this file only reads them. C's map is used
@@ -34,9 +35,18 @@
 //       unsigned short* C, int M, int N, int splits)
 //
 // launched after it on the same stream (any grid; 256 threads a block), which adds the
-// slices in split order: the result does not depend on timing (deterministic). HG_CW (64, 32 or 16: the widest that
-// divides BN) is exported as origami_hopper_gemm_c_box_cols.
-// Launch: grid = (min(SMs, tiles), 1, 1), block = ((HG_CONSUMERS + 1) * 128, 1, 1),
+// slices in split order: the result does not depend on timing (deterministic).
+//
+// Stream-K (stream_k == 1, an instance built with -DHG_STREAM_K=1; grid = min(SMs, tiles x
+// K tiles)): the tiles' K iterations in one even range per CTA (WorkIter below); a tile
+// shared by CTAs is finished by the one holding its first K iteration, which adds the
+// later CTAs' fp32 partial tiles in CTA order (deterministic). The workspace holds a
+// BM x BN float slot per CTA, then one 32-bit flag per CTA, zero before the first launch
+// (each launch leaves them zero). Every CTA must be resident at once (one per SM).
+//
+// HG_CW (64, 32 or 16: the widest that divides BN) is exported as
+// origami_hopper_gemm_c_box_cols.
+// Launch: grid = (min(SMs, work items), 1, 1), block = ((HG_CONSUMERS + 1) * 128, 1, 1),
 // dynamic shared memory = HG_SMEM_BYTES (exported as origami_hopper_gemm_smem_bytes),
 // above 48 KiB only after the function's MAX_DYNAMIC_SHARED_SIZE_BYTES is raised.
 //
@@ -90,6 +100,12 @@
 #define HG_IS_BF16 true
 #else
 #define HG_IS_BF16 false
+#endif
+// Stream-K's hand-over is compiled only into instances built with -DHG_STREAM_K=1 (its
+// fix-up holds more registers live: without it the plain and split-K instances keep
+// their registers); elsewhere the stream_k argument is ignored.
+#ifndef HG_STREAM_K
+#define HG_STREAM_K 0
 #endif
 
 #include "hopper_wgmma.cuh"
@@ -352,6 +368,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   const int tiles = grid_m * grid_n;
   const int k_tiles = (K + BK - 1) / BK;
   // split-K: each tile's K tiles in runs of k_per_split, every run non-empty
+  if (!HG_STREAM_K) stream_k = 0;
   if (stream_k || k_per_split < 1 || k_per_split > k_tiles) k_per_split = k_tiles;
   const int splits = (k_tiles + k_per_split - 1) / k_per_split;
 
@@ -434,7 +451,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 
       // Epilogue: accumulator (i, 4 * j + 2 * h + e) of this thread is row
       // 16 * warp + lane / 4 + 8 * h, column 8 * j + 2 * (lane % 4) + e of m64 block i.
-      if (stream_k && (kt0 > 0 || kt1 < k_tiles)) {
+      if (HG_STREAM_K && stream_k && (kt0 > 0 || kt1 < k_tiles)) {
         // Stream-K's hand-over, through the workspace: a BM x BN fp32 slot per CTA, then
         // one flag per CTA (zero between launches).
         float* slots = workspace;

@@ -65,12 +65,12 @@ pub const REDUCE_KERNEL_NAME: &str = "origami_hopper_splitk_reduce";
 pub const MAX_WORKSPACE_BYTES: u64 = 1 << 30;
 
 /// The config with the group size and the split-K factor reset: one compiled instance
-/// serves every group_m and every split (both are run-time arguments).
+/// serves every group_m and every split (both are run-time arguments); Stream-K's is an
+/// instance of its own (-DHG_STREAM_K=1).
 pub fn instance_key(c: &Config) -> Config {
     Config {
         group_m: 1,
         split_k: 1,
-        stream_k: false,
         ..*c
     }
 }
@@ -278,7 +278,11 @@ mod tests {
         assert_eq!((plan.stream_ctas, plan.runs), (132, 1));
         assert_eq!(plan.workspace_elems(&p), 132 * (128 * 128 + 1));
         assert_eq!(launch_dims(&sk, &p, 132).grid.0, 132);
-        assert_eq!(instance_key(&sk), instance_key(&one));
+        assert_ne!(instance_key(&sk), instance_key(&one));
+        assert!(module_spec(&sk, Dtype::Fp16)
+            .options
+            .iter()
+            .any(|o| o == "-DHG_STREAM_K=1"));
         // fewer K iterations than SMs: one CTA per iteration
         let tiny = Problem::new(64, 64, 128, Dtype::Fp16).unwrap();
         let sk64 = parse_config("64x64x64,w8,s4,sk").unwrap();

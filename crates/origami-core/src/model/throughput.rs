@@ -476,6 +476,21 @@ pub fn split_runs(k_iters: u64, split_k: u64) -> (u64, u64) {
 }
 
 impl TileGrid {
+    /// The L2 speedup of this tile's launch on `active` SMs: the active SMs' share
+    /// (`tp_l2_active_exponent`) times the masked rows' (`tp_masked_rows`), as
+    /// [`TileGrid::new`] has it for the tiles' own launch.
+    fn l2_speedup_at(&self, active: u64, hw: &ModelInputs<'_>) -> Option<f64> {
+        let k = hw.constants;
+        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let share = if k.tp_l2_active_exponent > 0.0 && active < sms {
+            (sms as f64 / active as f64).powf(k.tp_l2_active_exponent)
+        } else {
+            1.0
+        };
+        let both = share * self.masked_speedup;
+        (both != 1.0).then_some(both)
+    }
+
     /// The grid of a split-K launch of the same tile: every tile's K iterations in `runs`
     /// work items of `per` iterations spread over the SMs, each writing an fp32 partial
     /// tile (the kernel's workspace) instead of C; C's bytes move to the reduction
@@ -485,21 +500,13 @@ impl TileGrid {
         if runs <= 1 {
             return (*self, 1);
         }
-        let k = hw.constants;
         let sms = u64::from(hw.gpu.sm_count.max(1));
         let work = self.tiles * runs;
         let active = work.min(sms).max(1);
-        let share = if k.tp_l2_active_exponent > 0.0 && active < sms {
-            (sms as f64 / active as f64).powf(k.tp_l2_active_exponent)
-        } else {
-            1.0
-        };
-        let masked = self.masked_speedup;
-        let l2_speedup = (share * masked != 1.0).then_some(share * masked);
         let grid = TileGrid {
             k_iters: per,
             busiest: work.div_ceil(sms),
-            l2_speedup,
+            l2_speedup: self.l2_speedup_at(active, hw),
             dram_bw: hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, active),
             output_bytes: self.partial_bytes_per_run * runs as f64,
             ..*self
@@ -526,7 +533,6 @@ impl TileGrid {
     /// ceil(iterations / CTAs) iterations; the busiest CTA runs that many, over
     /// [`StreamShare::segments`] tiles. A and B are read as by the tiles' launch.
     pub fn stream(&self, hw: &ModelInputs<'_>) -> (TileGrid, StreamShare) {
-        let k = hw.constants;
         let sms = u64::from(hw.gpu.sm_count.max(1));
         let total = self.tiles * self.k_iters.max(1);
         let ctas = total.min(sms).max(1);
@@ -538,12 +544,10 @@ impl TileGrid {
             contributors: if aligned { 0 } else { kt.div_ceil(per) },
             aligned,
         };
-        let l2_speedup = (k.tp_l2_active_exponent > 0.0 && ctas < sms)
-            .then(|| (sms as f64 / ctas as f64).powf(k.tp_l2_active_exponent));
         let grid = TileGrid {
             k_iters: per,
             busiest: 1,
-            l2_speedup,
+            l2_speedup: self.l2_speedup_at(ctas, hw),
             dram_bw: hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, ctas),
             ..*self
         };

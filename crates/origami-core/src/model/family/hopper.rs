@@ -127,6 +127,10 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
     if dtype == Dtype::Bf16 {
         d.push(("HG_BF16", None));
     }
+    if c.stream_k {
+        // an instance that can run Stream-K (its fix-up costs registers the others keep)
+        d.push(("HG_STREAM_K", Some(1)));
+    }
     d
 }
 
