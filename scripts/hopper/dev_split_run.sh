@@ -1,12 +1,25 @@
+#!/usr/bin/env bash
+# Device only. Split-K and Stream-K through the project's runner (origami-bench run
+# --family hopper, each config checked against cuBLAS with C poisoned and the workspace
+# zeroed, CUDA graphs, cuBLAS in the same process), then the family's brute force over the
+# seed list with split-K in the space. Stream-K runs under `timeout` (its CTAs wait on each
+# other's flags: a fault would hang). origami-bench carried as target/devbin/origami-bench.xz.
+# Usage: scripts/hopper/dev_split_run.sh [SWEEP_BUDGET_S]
 set -u
 B=target/devbin/origami-bench
-(cd target/devbin && xz -d -f -k origami-bench.xz && chmod +x origami-bench)
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv > $OUT/gpu.txt
-for dt in fp16 bf16; do
-  $B run 333 4096 14336 --family hopper --dtype $dt --config 128x128x64,g8,w12,s6 --config 128x128x64,g8,w12,s6,k2 --config 128x128x64,g8,w12,s6,k3 --config 128x128x64,g8,w12,s6,k4 > $OUT/split-333x4096x14336-$dt.txt 2>&1
-done
-$B run 1 6144 4096 --family hopper --config 64x128x64,g8,w8,s8 --config 64x128x64,g8,w8,s8,k2 --config 64x128x64,g8,w8,s8,k3 --config 64x128x64,g8,w8,s8,k4 > $OUT/split-1x6144x4096-fp16.txt 2>&1
-$B run 4097 4103 4104 --family hopper --config 128x128x64,g8,w12,s6 --config 128x128x64,g8,w12,s6,k2 --config 128x128x64,g8,w12,s6,k3 > $OUT/split-4097x4103x4104-fp16.txt 2>&1
-cat $OUT/split-*.txt
-bash scripts/hopper/sweep_seed.sh 330 seed > $OUT/seed.log 2>&1
-tail -n 5 $OUT/seed.log
+[ -x "$B" ] || (cd target/devbin && xz -d -f -k origami-bench.xz && chmod +x origami-bench)
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv > "$OUT/gpu.txt"
+cfgs() { for d in "" ",k2" ",k3" ",k4" ",sk"; do printf -- "--config %s%s " "$1" "$d"; done; }
+run() {  # M N K DTYPE BASE
+    timeout 120 $B run "$1" "$2" "$3" --family hopper --dtype "$4" $(cfgs "$5") \
+        > "$OUT/split-$1x$2x$3-$4.txt" 2>&1 || echo "exit $?" >> "$OUT/split-$1x$2x$3-$4.txt"
+}
+run 333 4096 14336 fp16 128x128x64,g8,w12,s6
+run 333 4096 14336 bf16 128x128x64,g8,w12,s6
+run 1 6144 4096 fp16 64x128x64,g8,w8,s8
+run 1000 1000 1000 fp16 128x128x64,g8,w12,s6
+run 4097 4103 4104 fp16 128x128x64,g8,w12,s6
+run 4096 4096 4096 fp16 128x256x64,g8,w12,s4
+cat "$OUT"/split-*.txt
+bash scripts/hopper/sweep_seed.sh "${1:-330}" seed > "$OUT/seed.log" 2>&1
+tail -n 5 "$OUT/seed.log"
