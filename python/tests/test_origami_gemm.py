@@ -48,6 +48,11 @@ def same_pick(row, pick):
     for col, attr in SWITCHES.items():
         if col in row:
             assert (row[col].lower() in ("1", "true")) == getattr(pick, attr), (col, row)
+    if "SPLIT_K" in row:
+        assert int(row["SPLIT_K"]) == pick.split_k, (row, pick)
+        assert (row["STREAM_K"].lower() == "true") == pick.stream_k, (row, pick)
+    else:
+        assert (pick.split_k, pick.stream_k) == (1, False)
     if "family" in row:
         assert row["family"] == pick.family
     assert row["predicted_us"] == f"{pick.predicted_us:.3f}", (row, pick)

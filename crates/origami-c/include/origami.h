@@ -150,9 +150,17 @@ typedef struct origami_pick {
   bool warp_specialize;
   bool epilogue_subtile;
   /**
+   * Split-K runs of the `hopper` kernel (1: none; every other family 1).
+   */
+  uint8_t split_k;
+  /**
+   * Stream-K of the `hopper` kernel; false for every other family.
+   */
+  bool stream_k;
+  /**
    * Always zero.
    */
-  uint8_t reserved[5];
+  uint8_t reserved[3];
   /**
    * The input type (`fp16`, `bf16`, ...).
    */

@@ -60,8 +60,12 @@ pub struct OrigamiPick {
     pub flatten: bool,
     pub warp_specialize: bool,
     pub epilogue_subtile: bool,
+    /// Split-K runs of the `hopper` kernel (1: none; every other family 1).
+    pub split_k: u8,
+    /// Stream-K of the `hopper` kernel; false for every other family.
+    pub stream_k: bool,
     /// Always zero.
-    pub reserved: [u8; 5],
+    pub reserved: [u8; 3],
     /// The input type (`fp16`, `bf16`, ...).
     pub dtype: [c_char; ORIGAMI_NAME_CAPACITY],
     /// The family whose kernel this config is for (a set's member for `triton-auto`).
@@ -88,7 +92,9 @@ impl OrigamiPick {
         flatten: false,
         warp_specialize: false,
         epilogue_subtile: false,
-        reserved: [0; 5],
+        split_k: 0,
+        stream_k: false,
+        reserved: [0; 3],
         num_programs: -1,
         grid: 0,
         smem_bytes: 0,
@@ -117,7 +123,9 @@ impl OrigamiPick {
             flatten: c.switches.flatten,
             warp_specialize: c.switches.warp_specialize,
             epilogue_subtile: c.switches.epilogue_subtile,
-            reserved: [0; 5],
+            split_k: u8::try_from(c.split_k).unwrap_or(u8::MAX),
+            stream_k: c.stream_k,
+            reserved: [0; 3],
             num_programs: p
                 .num_programs
                 .map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX)),

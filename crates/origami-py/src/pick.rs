@@ -102,6 +102,16 @@ impl Pick {
     fn epilogue_subtile(&self) -> bool {
         self.inner.config.switches.epilogue_subtile
     }
+    /// Split-K runs of the hopper kernel (1: none, and for every other family).
+    #[getter]
+    fn split_k(&self) -> u32 {
+        self.inner.config.split_k
+    }
+    /// Stream-K of the hopper kernel (False elsewhere).
+    #[getter]
+    fn stream_k(&self) -> bool {
+        self.inner.config.stream_k
+    }
     /// Predicted time of the launch, microseconds.
     #[getter]
     fn predicted_us(&self) -> f64 {

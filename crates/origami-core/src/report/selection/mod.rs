@@ -139,6 +139,9 @@ pub struct KernelInfo {
     pub persistent: bool,
     /// The GPU's SM count (NUM_PROGRAMS of a persistent kernel).
     pub sm_count: u32,
+    /// The family's space shares out K (split-K or Stream-K): the launch names SPLIT_K
+    /// and STREAM_K.
+    pub splits_k: bool,
 }
 
 impl KernelInfo {
@@ -152,6 +155,7 @@ impl KernelInfo {
             // Whether the kernel loops over tiles does not depend on the config.
             persistent: f.persistent_loop(&ANY_CONFIG).is_some(),
             sm_count: s.gpu.sm_count,
+            splits_k: f.split_ks().len() > 1 || f.stream_k(),
         }
     }
 }

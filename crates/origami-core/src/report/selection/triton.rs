@@ -50,18 +50,28 @@ pub fn kernel_kwargs(kernel: &KernelInfo, c: &Config) -> Value {
     if kernel.persistent {
         o.insert("NUM_PROGRAMS".into(), json!(kernel.sm_count));
     }
+    if kernel.splits_k {
+        o.insert("SPLIT_K".into(), json!(c.split_k));
+        o.insert("STREAM_K".into(), json!(c.stream_k));
+    }
     v
 }
 
 /// Programs of the launch: one per output tile, or for a persistent kernel
-/// min(NUM_PROGRAMS, tiles).
+/// min(NUM_PROGRAMS, work items): the tiles, each split-K run of them, or with Stream-K
+/// every K iteration (`throughput::split_runs`, the kernel's rule).
 pub fn grid(kernel: &KernelInfo, p: &Problem, c: &Config) -> u64 {
     let tiles = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
-    if kernel.persistent {
-        tiles.min(u64::from(kernel.sm_count))
-    } else {
-        tiles
+    if !kernel.persistent {
+        return tiles;
     }
+    let k_iters = p.k.div_ceil(u64::from(c.block_k.max(1)));
+    let work = if c.stream_k {
+        tiles * k_iters
+    } else {
+        tiles * crate::model::throughput::split_runs(k_iters, u64::from(c.split_k.max(1))).1
+    };
+    work.min(u64::from(kernel.sm_count)).max(1)
 }
 
 /// The launch with its kernel named: kernel, family, grid and kwargs.
@@ -128,6 +138,7 @@ mod tests {
             switches: true,
             persistent: true,
             sm_count,
+            splits_k: false,
         }
     }
 
@@ -173,11 +184,37 @@ mod tests {
             switches: false,
             persistent: false,
             sm_count: 132,
+            splits_k: false,
         };
         let p = Problem::new(1000, 1000, 64, Dtype::Fp16).unwrap();
         let v = named_launch_json(&k, &p, &c);
         assert_eq!(v["kwargs"], launch_json(&c));
         assert_eq!(v["grid"], json!([16 * 8]));
         assert_eq!(launch_line(false, &k, &p, &c), launch_json(&c));
+    }
+
+    #[test]
+    fn a_kernel_that_shares_out_k_names_it_and_counts_its_work_items() {
+        let k = KernelInfo {
+            family: "hopper",
+            triton_kernel: None,
+            switches: false,
+            persistent: true,
+            sm_count: 132,
+            splits_k: true,
+        };
+        // 3 x 32 tiles of 128 x 128, 224 K iterations
+        let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
+        let one = parse_config("128x128x64,g8,w12,s6").unwrap();
+        let two = parse_config("128x128x64,g8,w12,s6,k2").unwrap();
+        let sk = parse_config("128x128x64,g8,w12,s6,sk").unwrap();
+        assert_eq!(grid(&k, &p, &one), 96);
+        assert_eq!(grid(&k, &p, &two), 132);
+        assert_eq!(grid(&k, &p, &sk), 132);
+        let kw = kernel_kwargs(&k, &two);
+        assert_eq!(
+            (kw["SPLIT_K"].clone(), kw["STREAM_K"].clone()),
+            (json!(2), json!(false))
+        );
     }
 }
