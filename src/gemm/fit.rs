@@ -8,14 +8,14 @@
 //! then set to the median measured/predicted ratio. The fitted values are written as a
 //! flat hardware override (`TRITONBLAS_HW_PARAMS`), never into code.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::constants::{refit_knobs, ConstantError};
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 use crate::model::{
-    Config, KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selector, Switches,
-    Variant,
+    Config, KernelFamily, ModelConstants, NoFiniteScore, Problem, Scoring, Selection, Selector,
+    Switches, Variant,
 };
 use crate::stats::{kendall_tau_b, mean};
 
@@ -56,6 +56,20 @@ impl MeasuredShape {
     fn best(&self) -> Option<f64> {
         self.times.values().cloned().reduce(f64::min)
     }
+
+    /// The decompositions (split-K runs, Stream-K) the sweep timed: a space grown after
+    /// the sweep (split-K added to a family) is scored within what the sweep covered.
+    fn decompositions(&self) -> HashSet<(u32, bool)> {
+        self.times.keys().map(|k| (k.split_k, k.stream_k)).collect()
+    }
+}
+
+/// The model's selection for a measured shape within the decompositions its sweep timed.
+fn measured_selection(s: &Selector<'_>, sh: &MeasuredShape) -> Result<Selection, NoFiniteScore> {
+    let timed = sh.decompositions();
+    s.select_where(&sh.problem, &|c: &Config| {
+        timed.contains(&(c.split_k, c.stream_k))
+    })
 }
 
 /// Group config rows by shape (only verified, timed rows of `sets`; all sets when empty).
@@ -230,7 +244,8 @@ pub fn median_time_ratio(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Option<f
 }
 
 /// Score a selector's picks and rankings on measured shapes (a pick that was not timed
-/// scores A/BF 0); a shape on which no prediction is finite is an error.
+/// scores A/BF 0; the selection is made within the decompositions the sweep timed,
+/// [`measured_selection`]); a shape on which no prediction is finite is an error.
 pub fn score(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, NoFiniteScore> {
     score_with(s, shapes, None)
 }
@@ -246,7 +261,7 @@ pub fn score_with(
     let mut tau = Vec::new();
     for sh in shapes {
         let Some(best) = sh.best() else { continue };
-        let sel = s.select(&sh.problem, false)?;
+        let sel = measured_selection(s, sh)?;
         let c = sel.pick.config;
         let tile = (c.block_m, c.block_n, c.block_k);
         let launch = launches.and_then(|t| t.launch_for(sh, tile)).unwrap_or((
@@ -323,7 +338,7 @@ pub fn prediction_rows(
 ) -> Result<Vec<PredictionRow>, NoFiniteScore> {
     let mut out = Vec::new();
     for sh in shapes {
-        let sel = s.select(&sh.problem, false)?;
+        let sel = measured_selection(s, sh)?;
         let pick = launch_key(&sel.pick.config);
         for r in s.ranked(&sel, usize::MAX) {
             let key = launch_key(&r.config);
@@ -490,6 +505,36 @@ mod tests {
 
     /// Synthetic "measurements" made by the model itself with a different mma_latency:
     /// the fit must recover a model whose picks score A/BF 1 on them.
+    #[test]
+    fn a_sweep_without_split_k_scores_the_pick_within_what_it_timed() {
+        // the H200's fitted hopper model picks 3 split-K runs for 1x6144x4096; a sweep made
+        // before split-K entered the space timed only unsplit launches
+        let set = crate::setup::setup(&crate::setup::SetupRequest {
+            device: None,
+            gpu_name: Some("h200".into()),
+            override_file: None,
+            family: "hopper".into(),
+            model: "origami".into(),
+            no_fitted: false,
+        })
+        .unwrap();
+        let s = set.selector(Dtype::Fp16).unwrap();
+        let p = Problem::new(1, 6144, 4096, Dtype::Fp16).unwrap();
+        let sel = s.select(&p, false).unwrap();
+        assert!(sel.pick.config.split_k > 1, "{}", sel.pick.config);
+        let mut times = HashMap::new();
+        for (i, r) in s.ranked(&sel, usize::MAX).iter().enumerate() {
+            if r.config.split_k == 1 {
+                times.insert(launch_key(&r.config), 1.0 + i as f64);
+            }
+        }
+        let sh = MeasuredShape { problem: p, times };
+        let within = measured_selection(&s, &sh).unwrap();
+        assert_eq!(within.pick.config.split_k, 1);
+        assert!(within.scores.len() * 4 == sel.scores.len());
+        assert!(score(&s, std::slice::from_ref(&sh)).unwrap().abf_median > 0.0);
+    }
+
     #[test]
     fn fit_recovers_a_model_that_made_the_data() {
         let doc = preset("h100-sxm").unwrap();

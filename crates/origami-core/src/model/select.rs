@@ -526,9 +526,29 @@ impl<'a> Selector<'a> {
 
     /// Run both phases over what `scope` scores.
     pub fn select_scoped(&self, p: &Problem, scope: Scope) -> Result<Selection, NoFiniteScore> {
+        self.select_inner(p, scope, None)
+    }
+
+    /// Both phases over the feasible configs that `keep` accepts (a sweep scored within the
+    /// part of the space it timed: one made before split-K entered a family's space).
+    /// Under the latency model's per-tile scoring a tile is kept when its first launch is.
+    pub fn select_where(
+        &self,
+        p: &Problem,
+        keep: &dyn Fn(&Config) -> bool,
+    ) -> Result<Selection, NoFiniteScore> {
+        self.select_inner(p, Scope::All, Some(keep))
+    }
+
+    fn select_inner(
+        &self,
+        p: &Problem,
+        scope: Scope,
+        keep: Option<&dyn Fn(&Config) -> bool>,
+    ) -> Result<Selection, NoFiniteScore> {
         assert_eq!(p.dtype, self.dtype, "selector built for another dtype");
         if let Some(s) = self.for_problem(p) {
-            return s.select_scoped(p, scope);
+            return s.select_inner(p, scope, keep);
         }
         let with_rejected = scope == Scope::WithRejected;
         let g1 = default_group_m(self.gpu.sm_count);
@@ -586,6 +606,9 @@ impl<'a> Selector<'a> {
                     score_tile(i, &mut scores);
                 }
             }
+        }
+        if let Some(keep) = keep {
+            scores.retain(|sc| keep(&self.tiles[sc.tile].feasible[sc.cfg].config));
         }
         if scores.is_empty() {
             return Err(NoFiniteScore {
