@@ -26,6 +26,9 @@ const PREBUILT: &[&str] = &[
     "pointer_chase",
     "mma_latency",
     "sm_clock",
+    "smem_bw",
+    "sync_cost",
+    "kloop_cost",
 ];
 const DEFAULT_ARCHS: &str = "80;86;89;90";
 

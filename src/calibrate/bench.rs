@@ -39,11 +39,32 @@ pub enum Bench {
     Latency,
     /// mma.sync latency and throughput (csrc/mma_latency.cu).
     Mma,
+    /// Shared-memory read bandwidth, ld.shared.v4 and ldmatrix.x4 (csrc/smem_bw.cu).
+    SmemBw,
+    /// bar.sync cycles for 128/256/384 threads and the kernel launch cost (csrc/sync_cost.cu).
+    SyncCost,
+    /// Synthetic GEMM K-loop iteration cost vs warps and stages (csrc/kloop_cost.cu).
+    KloopCost,
 }
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 6] = [
+    pub const ALL: [Bench; 9] = [
+        Bench::Clock,
+        Bench::Mma,
+        Bench::SmemBw,
+        Bench::SyncCost,
+        Bench::KloopCost,
+        Bench::Latency,
+        Bench::L2,
+        Bench::Dram,
+        Bench::DramSms,
+    ];
+
+    /// What a run without `--only` measures: the benchmarks of the five model parameters.
+    /// The on-chip cost benchmarks (smem-bw, sync-cost, kloop-cost) are opt-in through
+    /// `--only` until a GPU run has confirmed their wall time and CoV (docs/calibrate.md).
+    pub const DEFAULT: [Bench; 6] = [
         Bench::Clock,
         Bench::Mma,
         Bench::Latency,
@@ -63,9 +84,9 @@ pub struct BenchConfig {
 
 /// Runs the drivers on one GPU, appending to a `Results`.
 pub struct Runner<'g> {
-    gpu: &'g Gpu,
-    cfg: BenchConfig,
-    rng: StdRng,
+    pub(super) gpu: &'g Gpu,
+    pub(super) cfg: BenchConfig,
+    pub(super) rng: StdRng,
     bar: ProgressBar,
     modules: BTreeMap<&'static str, Module>,
     nvml_sm_mhz: Vec<u32>,
@@ -169,11 +190,11 @@ impl<'g> Runner<'g> {
         Ok(&self.modules[stem])
     }
 
-    fn kernel(&mut self, stem: &'static str, name: &str) -> Result<Kernel, CalibError> {
+    pub(super) fn kernel(&mut self, stem: &'static str, name: &str) -> Result<Kernel, CalibError> {
         Ok(self.module(stem)?.kernel(name)?)
     }
 
-    fn sampled(
+    pub(super) fn sampled(
         &mut self,
         name: &str,
         unit: &str,
@@ -196,12 +217,16 @@ impl<'g> Runner<'g> {
         Ok(Metric::new(name, unit, s))
     }
 
-    fn blocks_for(&self, k: &Kernel, threads: u32) -> Result<u32, CalibError> {
+    pub(super) fn blocks_for(&self, k: &Kernel, threads: u32) -> Result<u32, CalibError> {
         let occ = k.max_active_blocks_per_sm(threads, 0)?.max(1);
         Ok(self.gpu.props().sm_count * occ)
     }
 
-    fn fill(&mut self, stem: &'static str, buf: &DeviceBuffer<u32>) -> Result<(), CalibError> {
+    pub(super) fn fill(
+        &mut self,
+        stem: &'static str,
+        buf: &DeviceBuffer<u32>,
+    ) -> Result<(), CalibError> {
         let k = self.kernel(stem, "origami_fill")?;
         let seed: u32 = self.rng.random();
         let sms = self.gpu.props().sm_count;
@@ -216,7 +241,7 @@ impl<'g> Runner<'g> {
         Ok(())
     }
 
-    fn alloc_u32(&self, bytes: u64) -> Result<DeviceBuffer<u32>, CalibError> {
+    pub(super) fn alloc_u32(&self, bytes: u64) -> Result<DeviceBuffer<u32>, CalibError> {
         Ok(self.gpu.alloc_zeros::<u32>((bytes / 4) as usize)?)
     }
 

@@ -262,6 +262,77 @@ mod tests {
     }
 
     #[test]
+    fn the_on_chip_cost_measurements_pass_and_keep_the_parameters() {
+        use crate::calibrate::assemble::tests::metric;
+        use crate::calibrate::bench_extra::fit_stage_curve;
+        use crate::hw::schema::Curve;
+        use std::collections::BTreeMap;
+        let base = assemble(&full_results(), &info()).unwrap();
+        let mut res = full_results();
+        res.metrics.extend([
+            metric(
+                r::SMEM_READ_V4,
+                "B/cycle/SM",
+                &[127.5, 127.6, 127.4, 127.5, 127.5],
+            ),
+            metric(
+                r::SMEM_LDMATRIX_X4,
+                "B/cycle/SM",
+                &[127.0, 127.1, 126.9, 127.0, 127.0],
+            ),
+            metric(
+                &r::bar_sync_metric(256),
+                "cycles",
+                &[20.1, 20.0, 20.2, 20.1, 20.1],
+            ),
+            metric(r::LAUNCH_STREAM, "us", &[2.01, 2.0, 2.02, 2.01, 2.01]),
+            metric(r::LAUNCH_GRAPH, "us", &[1.01, 1.0, 1.0, 1.0, 1.01]),
+            metric(
+                &r::kloop_metric(4, 2),
+                "cycles",
+                &[360.0, 361.0, 359.0, 360.0, 360.0],
+            ),
+            metric(
+                &r::kloop_metric(4, 5),
+                "cycles",
+                &[160.0, 161.0, 159.0, 160.0, 160.0],
+            ),
+        ]);
+        let points = vec![[2.0, 360.0], [5.0, 160.0]];
+        let f = fit_stage_curve(&[(2.0, 360.0), (5.0, 160.0)]).unwrap();
+        let mut fit = BTreeMap::new();
+        fit.insert("fixed_cycles".to_string(), f.fixed);
+        fit.insert("exposed_latency_cycles".to_string(), f.exposed);
+        res.curves.insert(
+            r::kloop_curve(4),
+            Curve {
+                x_name: "stages".into(),
+                y_name: "cycles_per_iteration".into(),
+                points,
+                fit,
+            },
+        );
+        let doc = assemble(&res, &info()).unwrap();
+        assert_eq!(doc.params, base.params, "the five parameters do not move");
+        // through the file format and back, as --check reads it
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let back: crate::hw::schema::HwDoc = serde_json::from_str(&text).unwrap();
+        let rep = check_doc(&back, p(), &OPTS).unwrap();
+        assert_eq!(rep.measurements, 13);
+        // their CoV rule is the same as every other measurement's
+        let mut bad = back.clone();
+        let i = bad
+            .measurements
+            .iter()
+            .position(|m| m.name == r::LAUNCH_STREAM)
+            .unwrap();
+        bad.measurements[i].summary.cov = 0.02;
+        let e = check_doc(&bad, p(), &OPTS).unwrap_err();
+        assert_eq!(e.exit_code(), Exit::Unstable);
+        assert!(e.to_string().contains(r::LAUNCH_STREAM), "{e}");
+    }
+
+    #[test]
     fn a_clock_capped_at_the_maximum_passes_and_the_raw_reading_does_not() {
         use crate::calibrate::assemble::tests::results_with_clock_above_max;
         let doc = assemble(&results_with_clock_above_max(), &info()).unwrap();

@@ -53,6 +53,8 @@ pub struct Args {
     #[arg(long, default_value = "0")]
     pub device: String,
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
+    /// smem-bw, sync-cost and kloop-cost (on-chip costs, not model parameters) run only
+    /// when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
     /// Fewer footprints, fewer SM counts, shorter kernels.
@@ -90,6 +92,7 @@ fn calibrate_help() -> String {
          Examples:\n  \
          origami-calibrate --quick --format text\n  \
          origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
+         origami-calibrate --only smem-bw,sync-cost,kloop-cost --format text\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)
@@ -154,7 +157,7 @@ impl Args {
             })?),
         };
         let mut benches: Vec<Bench> = if self.only.is_empty() {
-            Bench::ALL.to_vec()
+            Bench::DEFAULT.to_vec()
         } else {
             self.only.clone()
         };
@@ -445,7 +448,7 @@ mod tests {
         assert_eq!(c.policy.max_cov, 0.01);
         assert_eq!(c.policy.max_samples, 30);
         assert_eq!(c.devices, DeviceSel::One(0));
-        assert_eq!(c.benches, Bench::ALL.to_vec());
+        assert_eq!(c.benches, Bench::DEFAULT.to_vec());
         assert!(!c.partial);
         assert_eq!(c.format, Format::Json);
     }
@@ -466,6 +469,18 @@ mod tests {
         assert!(c.partial);
         let c = parse(&["--only", "mma"]).config().unwrap();
         assert_eq!(c.benches, vec![Bench::Mma]);
+        // the on-chip cost benchmarks read clock64 cycles: no clock added; run order kept
+        let c = parse(&["--only", "kloop-cost,smem-bw,sync-cost"])
+            .config()
+            .unwrap();
+        assert_eq!(
+            c.benches,
+            vec![Bench::SmemBw, Bench::SyncCost, Bench::KloopCost]
+        );
+        assert!(c.partial);
+        // and they are not in a run without --only
+        let c = parse(&[]).config().unwrap();
+        assert!(!c.benches.contains(&Bench::KloopCost));
     }
 
     #[test]

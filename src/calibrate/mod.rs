@@ -2,12 +2,15 @@
 //! microbenchmarks in `csrc/` driven from `bench`, each metric repeated by the `stability`
 //! loop until its CoV is at or below the threshold, reduced by `fit`, turned into the five
 //! Origami parameters and a hardware document by `assemble`, and validated by `check`.
+//! `bench_extra` drives the on-chip cost benchmarks (shared memory, barriers and launches,
+//! the K loop), recorded as measurements beside the five parameters.
 //!
 //! Exit codes (the table in docs/architecture.md): 0 ok, 1 runtime failure, 2 bad input or
 //! usage, 3 unstable measurement, 4 no GPU / driver / NVRTC.
 
 pub mod assemble;
 pub mod bench;
+pub mod bench_extra;
 pub mod check;
 pub mod cli;
 pub mod fit;
@@ -78,6 +81,16 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
         if has(Bench::Mma) {
             runner.mma(&mut res)?;
         }
+        if has(Bench::SmemBw) {
+            runner.smem_bw(&mut res)?;
+        }
+        if has(Bench::SyncCost) {
+            runner.sync_cost(&mut res)?;
+        }
+        if has(Bench::KloopCost) {
+            runner.kloop_cost(&mut res)?;
+            runner.observe_nvml();
+        }
         if has(Bench::Latency) {
             runner.latency(&mut res)?;
             runner.observe_nvml();
@@ -116,6 +129,13 @@ fn estimate_steps(gpu: &Gpu, benches: &[Bench], quick: bool) -> u64 {
         .map(|b| match b {
             Bench::Clock => 1,
             Bench::Mma => 12,
+            Bench::SmemBw => 2,
+            Bench::SyncCost => {
+                bench_extra::BAR_THREADS.len() as u64 + 2 // + stream and graph launches
+            }
+            Bench::KloopCost => {
+                (bench_extra::KLOOP_WARPS.len() * bench_extra::KLOOP_STAGES.len()) as u64
+            }
             Bench::Latency => 3,
             Bench::L2 => 5,
             Bench::Dram => 3,

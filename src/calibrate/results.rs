@@ -49,6 +49,31 @@ pub const DRAM_SMS_CURVE: &str = "dram_read_gbps_vs_sms";
 /// The L2 footprint sweep.
 pub const L2_FOOTPRINT_CURVE: &str = "l2_read_gbps_vs_footprint";
 
+/// Shared-memory read bandwidth, `ld.shared.v4.u32`, all resident warps (bytes per SM cycle).
+pub const SMEM_READ_V4: &str = "smem_read_v4_bytes_per_cycle_sm";
+/// Shared-memory read bandwidth, `ldmatrix.sync.aligned.m8n8.x4` (bytes per SM cycle).
+pub const SMEM_LDMATRIX_X4: &str = "smem_ldmatrix_x4_bytes_per_cycle_sm";
+/// Time per empty-kernel launch, back to back on one stream (microseconds).
+pub const LAUNCH_STREAM: &str = "launch_stream_us";
+/// Time per empty-kernel node of a replayed CUDA graph (microseconds).
+pub const LAUNCH_GRAPH: &str = "launch_graph_us";
+
+/// Name of the metric of one `bar.sync` round of a block of `threads` threads (cycles).
+pub fn bar_sync_metric(threads: u32) -> String {
+    format!("bar_sync_cycles_t{threads}")
+}
+
+/// Name of the metric of one synthetic K-loop iteration with `warps` warps and `stages`
+/// pipeline stages (cycles).
+pub fn kloop_metric(warps: u32, stages: u32) -> String {
+    format!("kloop_cycles_per_iter_w{warps}_s{stages}")
+}
+
+/// Name of the curve of K-loop cycles per iteration against stages, `warps` warps.
+pub fn kloop_curve(warps: u32) -> String {
+    format!("kloop_cycles_vs_stages_w{warps}")
+}
+
 /// Name of the per-k metric of the SM-limited DRAM curve.
 pub fn dram_sms_metric(k: u32) -> String {
     format!("dram_read_gbps_sms_{k:03}")

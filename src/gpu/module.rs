@@ -615,6 +615,9 @@ mod tests {
             "pointer_chase",
             "mma_latency",
             "sm_clock",
+            "smem_bw",
+            "sync_cost",
+            "kloop_cost",
         ] {
             let src = embedded_source(stem).unwrap_or_else(|| panic!("{stem} not embedded"));
             // build.rs inlined common.cuh: no include left for NVRTC to resolve.
@@ -663,6 +666,9 @@ mod tests {
             "pointer_chase",
             "mma_latency",
             "sm_clock",
+            "smem_bw",
+            "sync_cost",
+            "kloop_cost",
         ] {
             for arch in ["sm_80", "sm_90"] {
                 let src = embedded_source(stem).unwrap();
