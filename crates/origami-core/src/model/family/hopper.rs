@@ -239,7 +239,7 @@ impl KernelFamily for HopperFamily {
     }
     /// The wgmma readers: each consumer warpgroup reads its rows of A and all of B's tile.
     fn warp_grid(&self, c: &Config, _dtype: Dtype, _gpu: &GpuDesc) -> (u32, u32) {
-        (consumers(c).max(1), 1)
+        ((c.block_m / 64).max(1), 1)
     }
     /// One CTA per SM walks its tiles; the producer loads the next tile's stages while the
     /// consumers finish the current one.
