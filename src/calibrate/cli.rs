@@ -53,6 +53,8 @@ pub struct Args {
     #[arg(long, default_value = "0")]
     pub device: String,
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
+    /// tc-rate (tensor-core throughput per SM) and tma (TMA load latency and throughput,
+    /// compute capability 9.0) run only when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
     /// Fewer footprints, fewer SM counts, shorter kernels.
@@ -90,6 +92,7 @@ fn calibrate_help() -> String {
          Examples:\n  \
          origami-calibrate --quick --format text\n  \
          origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
+         origami-calibrate --only tc-rate,tma --format text   (tensor cores, TMA; opt-in)\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)
@@ -154,7 +157,7 @@ impl Args {
             })?),
         };
         let mut benches: Vec<Bench> = if self.only.is_empty() {
-            Bench::ALL.to_vec()
+            Bench::DEFAULT.to_vec()
         } else {
             self.only.clone()
         };
@@ -181,7 +184,9 @@ impl Args {
                 max_samples: cap,
             },
             devices,
-            partial: !self.only.is_empty(),
+            // every parameter measured when the default set is in (tc-rate and tma add
+            // measurements, no parameter)
+            partial: !Bench::DEFAULT.iter().all(|b| benches.contains(b)),
             benches,
             quick: self.quick,
             format: self.format,
@@ -445,7 +450,7 @@ mod tests {
         assert_eq!(c.policy.max_cov, 0.01);
         assert_eq!(c.policy.max_samples, 30);
         assert_eq!(c.devices, DeviceSel::One(0));
-        assert_eq!(c.benches, Bench::ALL.to_vec());
+        assert_eq!(c.benches, Bench::DEFAULT.to_vec());
         assert!(!c.partial);
         assert_eq!(c.format, Format::Json);
     }
@@ -466,6 +471,21 @@ mod tests {
         assert!(c.partial);
         let c = parse(&["--only", "mma"]).config().unwrap();
         assert_eq!(c.benches, vec![Bench::Mma]);
+    }
+
+    #[test]
+    fn the_tensor_core_and_tma_benchmarks_are_opt_in() {
+        let c = parse(&[]).config().unwrap();
+        assert!(!c.benches.contains(&Bench::TcRate) && !c.benches.contains(&Bench::Tma));
+        let c = parse(&["--only", "tma,tc-rate"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::TcRate, Bench::Tma]);
+        assert!(c.partial);
+        // the default set plus both: every parameter measured, in run order
+        let c = parse(&["--only", "tma,clock,mma,latency,l2,dram,dram-sms,tc-rate"])
+            .config()
+            .unwrap();
+        assert_eq!(c.benches, Bench::ALL.to_vec());
+        assert!(!c.partial);
     }
 
     #[test]
