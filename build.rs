@@ -12,6 +12,11 @@
 //! Every `csrc/*.cu` file is embedded as source (with `#include "x.cuh"` of a sibling
 //! header inlined, since NVRTC gets no include path); only the microbenchmarks listed in
 //! `PREBUILT` are compiled by nvcc: `gemm.cu` is compiled per configuration at run time.
+//! The microbenchmarks of `PREBUILT_SM90A` use instructions of the arch-specific target
+//! `sm_90a` only (wgmma, which exists nowhere else, and the TMA loads next to it): they
+//! cannot compile for the plain architectures, so nvcc builds them once for `sm_90a`
+//! when `ORIGAMI_CUDA_ARCHS` includes 90, into a second table that the program uses only
+//! on compute capability 9.0 (an sm_90a cubin runs nowhere else).
 
 use std::env;
 use std::fmt::Write as _;
@@ -29,7 +34,11 @@ const PREBUILT: &[&str] = &[
     "smem_bw",
     "sync_cost",
     "kloop_cost",
+    "tc_rate",
 ];
+/// The microbenchmarks compiled for the arch-specific target sm_90a only (when 90 is among
+/// the architectures).
+const PREBUILT_SM90A: &[&str] = &["tc_wgmma", "tma_load"];
 const DEFAULT_ARCHS: &str = "80;86;89;90";
 
 fn main() {
@@ -70,6 +79,8 @@ fn main() {
     let archs =
         parse_archs(&env::var("ORIGAMI_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.into()));
     let mut cubins: Vec<(String, u32, String)> = Vec::new();
+    // (stem, arch-specific target such as "sm_90a", path)
+    let mut cubins_specific: Vec<(String, String, String)> = Vec::new();
     let mut nvcc_version = String::new();
     let disabled = env::var("ORIGAMI_NVCC").is_ok_and(|v| v == "off" || v == "0");
     match (disabled, find_nvcc()) {
@@ -87,40 +98,53 @@ fn main() {
                 .and_then(|o| String::from_utf8(o.stdout).ok())
                 .and_then(|s| s.lines().last().map(str::to_owned))
                 .unwrap_or_default();
-            // One nvcc process per (kernel, architecture), run concurrently.
+            // One nvcc process per (kernel, target), run concurrently.
             let mut jobs = Vec::new();
+            let mut targets: Vec<(&str, String)> = Vec::new();
             for name in PREBUILT {
+                for &arch in &archs {
+                    targets.push((name, format!("sm_{arch}")));
+                }
+            }
+            if archs.contains(&90) {
+                for name in PREBUILT_SM90A {
+                    targets.push((name, "sm_90a".to_string()));
+                }
+            }
+            for (name, target) in targets {
                 let src = csrc.join(format!("{name}.cu"));
                 if !src.exists() {
                     continue;
                 }
-                for &arch in &archs {
-                    let dst = out.join(format!("{name}.sm_{arch}.cubin"));
-                    let child = Command::new(&nvcc)
-                        .args(["-cubin", "-O3", "-std=c++17", "-Xptxas", "-v"])
-                        .arg(format!("-arch=sm_{arch}"))
-                        .arg("-o")
-                        .arg(&dst)
-                        .arg(&src)
-                        .stdout(std::process::Stdio::piped())
-                        .stderr(std::process::Stdio::piped())
-                        .spawn()
-                        .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
-                    jobs.push((name, arch, dst, child));
-                }
+                let dst = out.join(format!("{name}.{target}.cubin"));
+                let child = Command::new(&nvcc)
+                    .args(["-cubin", "-O3", "-std=c++17", "-Xptxas", "-v"])
+                    .arg(format!("-arch={target}"))
+                    .arg("-o")
+                    .arg(&dst)
+                    .arg(&src)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+                jobs.push((name, target, dst, child));
             }
             let mut ptxas_report = String::new();
-            for (name, arch, dst, child) in jobs {
+            for (name, target, dst, child) in jobs {
                 let o = child.wait_with_output().expect("wait for nvcc");
                 if !o.status.success() {
                     panic!(
-                        "nvcc failed on csrc/{name}.cu for sm_{arch} (set ORIGAMI_NVCC=off to build without nvcc):\n{}",
+                        "nvcc failed on csrc/{name}.cu for {target} (set ORIGAMI_NVCC=off to build without nvcc):\n{}",
                         String::from_utf8_lossy(&o.stderr)
                     );
                 }
-                let _ = writeln!(ptxas_report, "== {name} sm_{arch}");
+                let _ = writeln!(ptxas_report, "== {name} {target}");
                 ptxas_report.push_str(&String::from_utf8_lossy(&o.stderr));
-                cubins.push((name.to_string(), arch, dst.display().to_string()));
+                let path = dst.display().to_string();
+                match target.strip_prefix("sm_").and_then(|a| a.parse::<u32>().ok()) {
+                    Some(arch) => cubins.push((name.to_string(), arch, path)),
+                    None => cubins_specific.push((name.to_string(), target, path)),
+                }
             }
             fs::write(out.join("ptxas-report.txt"), ptxas_report).expect("write ptxas report");
         }
@@ -138,6 +162,14 @@ fn main() {
     rs.push_str("pub static CUBINS: &[(&str, u32, &[u8])] = &[\n");
     for (stem, arch, path) in &cubins {
         let _ = writeln!(rs, "    ({stem:?}, {arch}, include_bytes!({path:?})),");
+    }
+    rs.push_str("];\n");
+    rs.push_str(
+        "/// Cubins for an arch-specific target (e.g. sm_90a): (file stem, target, bytes).\n",
+    );
+    rs.push_str("pub static CUBINS_ARCH_SPECIFIC: &[(&str, &str, &[u8])] = &[\n");
+    for (stem, target, path) in &cubins_specific {
+        let _ = writeln!(rs, "    ({stem:?}, {target:?}, include_bytes!({path:?})),");
     }
     rs.push_str("];\n");
     let _ = writeln!(

@@ -11,6 +11,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
+#[path = "bench_tc.rs"]
+pub mod tc;
+#[path = "bench_tma.rs"]
+pub mod tma;
+
 use super::fit::{fit_dram_bw_coeff, plateau};
 use super::results::{self as r, Metric, Results, Skip};
 use super::stability::{sample, Policy};
@@ -45,11 +50,17 @@ pub enum Bench {
     SyncCost,
     /// Synthetic GEMM K-loop iteration cost vs warps and stages (csrc/kloop_cost.cu).
     KloopCost,
+    /// Tensor-core throughput per SM: mma.sync against warps, and wgmma against N on
+    /// compute capability 9.0 (csrc/tc_rate.cu, csrc/tc_wgmma.cu). Not in the default run.
+    TcRate,
+    /// TMA load latency and throughput from L2 and DRAM, compute capability 9.0
+    /// (csrc/tma_load.cu). Not in the default run.
+    Tma,
 }
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 9] = [
+    pub const ALL: [Bench; 11] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -59,11 +70,16 @@ impl Bench {
         Bench::L2,
         Bench::Dram,
         Bench::DramSms,
+        Bench::TcRate,
+        Bench::Tma,
     ];
 
     /// What a run without `--only` measures: the benchmarks of the five model parameters.
-    /// The on-chip cost benchmarks (smem-bw, sync-cost, kloop-cost) are opt-in through
-    /// `--only` until a GPU run has confirmed their wall time and CoV (docs/calibrate.md).
+    /// The on-chip cost benchmarks (smem-bw, sync-cost, kloop-cost), `tc-rate` and `tma`
+    /// measure no parameter of the model yet (issue 14 will give them one) and have not run
+    /// on a GPU: they are opt-in through `--only` until a GPU run has confirmed their wall
+    /// time and CoV (an mbarrier wait of `tma` that never completed would hang the whole
+    /// calibration; docs/calibrate.md).
     pub const DEFAULT: [Bench; 6] = [
         Bench::Clock,
         Bench::Mma,
@@ -102,6 +118,16 @@ fn pow2_floor(x: u64) -> u64 {
     } else {
         1u64 << (63 - x.leading_zeros())
     }
+}
+
+/// Dynamic shared memory for one block per SM: more than half of the per-block opt-in
+/// limit (an SM has that limit plus 1 KiB reserved per block, so two such blocks never
+/// fit), rounded to 1 KiB, at least `min_bytes`; `None` when `min_bytes` is above the limit.
+pub fn exclusive_smem_bytes(optin_bytes: u64, min_bytes: u32) -> Option<u32> {
+    let optin = u32::try_from(optin_bytes).ok()?;
+    let half = (optin / 2 + 1024).next_multiple_of(1024).min(optin);
+    let b = half.max(min_bytes);
+    (b <= optin).then_some(b)
 }
 
 fn fmt_bytes(b: u64) -> String {
@@ -194,6 +220,57 @@ impl<'g> Runner<'g> {
         Ok(self.module(stem)?.kernel(name)?)
     }
 
+    /// A kernel of an sm_90a-only microbenchmark: the cubin nvcc built for sm_90a, else
+    /// NVRTC for sm_90a (the Hopper GEMM's target; wgmma exists nowhere else).
+    fn kernel_sm90a(&mut self, stem: &'static str, name: &str) -> Result<Kernel, CalibError> {
+        if !self.modules.contains_key(stem) {
+            let m = self
+                .gpu
+                .load_module(&ModuleSpec::embedded(stem).target("sm_90a"))?;
+            self.modules.insert(stem, m);
+        }
+        Ok(self.modules[stem].kernel(name)?)
+    }
+
+    /// Dynamic shared memory that leaves room for one block per SM only (more than half
+    /// of what a block may opt in to, at least `min_bytes`), with the kernel's limit raised
+    /// to it. Returns (bytes, blocks of `threads` that fit on an SM: 1 unless the GPU
+    /// defies the arithmetic, recorded by the callers).
+    fn exclusive_smem(
+        &self,
+        k: &Kernel,
+        threads: u32,
+        min_bytes: u32,
+    ) -> Result<(u32, u32), CalibError> {
+        let bytes = exclusive_smem_bytes(self.gpu.props().smem_per_block_optin_bytes, min_bytes)
+            .ok_or_else(|| {
+                CalibError::Measurement(format!(
+                    "'{}' needs {min_bytes} bytes of shared memory, more than a block may have",
+                    k.name()
+                ))
+            })?;
+        k.set_max_dynamic_smem(bytes)?;
+        let fit = k.max_active_blocks_per_sm(threads, bytes as usize)?;
+        Ok((bytes, fit))
+    }
+
+    /// The lowest %smid present (the SM the latency benchmarks pin their chains to).
+    fn lowest_smid(&mut self) -> Result<u32, CalibError> {
+        let gpu = self.gpu;
+        let sms = gpu.props().sm_count;
+        let map = self.kernel("dram_bw", "smid_map")?;
+        let mask = gpu.alloc_zeros::<u32>(64)?;
+        gpu.launch(
+            &map,
+            LaunchDims::linear(sms * 16, 32),
+            KernelArgs::new().buf(&mask),
+        )?;
+        let bits = gpu.download(&mask)?;
+        (0..64 * 32u32)
+            .find(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
+            .ok_or_else(|| CalibError::Measurement("no %smid seen".into()))
+    }
+
     pub(super) fn sampled(
         &mut self,
         name: &str,
@@ -250,6 +327,16 @@ impl<'g> Runner<'g> {
         let dc = rec[1].wrapping_sub(rec[0]) as f64;
         let dt = rec[3].wrapping_sub(rec[2]) as f64;
         (dt > 0.0 && dc > 0.0).then(|| dc / dt * 1e3)
+    }
+
+    /// 32 x 6 words of random fp16 pairs in (-1, 1) (mma.sync A and B fragments per lane).
+    fn random_f16_words(&mut self) -> Vec<u32> {
+        let h = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
+        (0..32 * 6)
+            .map(|_| {
+                h(self.rng.random_range(-1.0..1.0)) | (h(self.rng.random_range(-1.0..1.0)) << 16)
+            })
+            .collect()
     }
 
     // ---------------------------------------------------------------------------------

@@ -262,6 +262,63 @@ mod tests {
     }
 
     #[test]
+    fn tensor_core_and_tma_measurements_pass_and_leave_the_parameters_alone() {
+        use crate::calibrate::assemble::tests::metric;
+        use crate::calibrate::bench::tc::rate_curve;
+        let plain = assemble(&full_results(), &info()).unwrap();
+        let mut res = full_results();
+        for (i, w) in [1u32, 2, 4, 8, 16].into_iter().enumerate() {
+            let v = 0.16 * f64::from(w.min(4)) + 0.001 * i as f64;
+            res.metrics.push(metric(
+                &r::mma_rate_metric(w),
+                "mma/cycle/SM",
+                &[v, v, v * 1.001, v, v],
+            ));
+        }
+        res.metrics.push(metric(
+            &r::wgmma_rate_metric(256, 2),
+            "FLOP/cycle/SM",
+            &[4000.0, 4001.0, 3999.0, 4000.0, 4000.5],
+        ));
+        for name in [r::TMA_LATENCY_L2, r::TMA_LATENCY_DRAM, r::TMA_DRAM_GBPS] {
+            res.metrics
+                .push(metric(name, "x", &[500.0, 501.0, 499.0, 500.0, 500.0]));
+        }
+        res.curves.insert(
+            r::MMA_RATE_CURVE.into(),
+            rate_curve(
+                "warps_per_sm",
+                "mma_per_cycle_per_sm",
+                vec![[1.0, 0.16], [4.0, 0.64]],
+            ),
+        );
+        res.curves.insert(
+            r::wgmma_rate_curve(2),
+            rate_curve(
+                "n",
+                "dense_flop_per_cycle_per_sm",
+                vec![[16.0, 1500.0], [256.0, 4000.0]],
+            ),
+        );
+        let doc = assemble(&res, &info()).unwrap();
+        assert_eq!(doc.params, plain.params);
+        let rep = check_doc(&doc, p(), &OPTS).unwrap();
+        assert_eq!(rep.measurements, 6 + 5 + 1 + 3);
+        // an unstable one among them still fails the check
+        let mut bad = doc.clone();
+        let m = bad
+            .measurements
+            .iter_mut()
+            .find(|m| m.name == r::TMA_LATENCY_DRAM)
+            .unwrap();
+        m.summary.cov = 0.05;
+        assert!(matches!(
+            check_doc(&bad, p(), &OPTS),
+            Err(CheckError::Unstable { .. })
+        ));
+    }
+
+    #[test]
     fn the_on_chip_cost_measurements_pass_and_keep_the_parameters() {
         use crate::calibrate::assemble::tests::metric;
         use crate::calibrate::bench_extra::fit_stage_curve;

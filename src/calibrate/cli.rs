@@ -53,8 +53,9 @@ pub struct Args {
     #[arg(long, default_value = "0")]
     pub device: String,
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
-    /// smem-bw, sync-cost and kloop-cost (on-chip costs, not model parameters) run only
-    /// when named here.
+    /// smem-bw, sync-cost and kloop-cost (on-chip costs), tc-rate (tensor-core throughput
+    /// per SM) and tma (TMA load latency and throughput, compute capability 9.0) measure no
+    /// model parameter yet and run only when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
     /// Fewer footprints, fewer SM counts, shorter kernels.
@@ -93,6 +94,7 @@ fn calibrate_help() -> String {
          origami-calibrate --quick --format text\n  \
          origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
          origami-calibrate --only smem-bw,sync-cost,kloop-cost --format text\n  \
+         origami-calibrate --only tc-rate,tma --format text   (tensor cores, TMA; opt-in)\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)
@@ -184,7 +186,9 @@ impl Args {
                 max_samples: cap,
             },
             devices,
-            partial: !self.only.is_empty(),
+            // every parameter measured when the default set is in (tc-rate and tma add
+            // measurements, no parameter)
+            partial: !Bench::DEFAULT.iter().all(|b| benches.contains(b)),
             benches,
             quick: self.quick,
             format: self.format,
@@ -481,6 +485,25 @@ mod tests {
         // and they are not in a run without --only
         let c = parse(&[]).config().unwrap();
         assert!(!c.benches.contains(&Bench::KloopCost));
+    }
+
+    #[test]
+    fn the_tensor_core_and_tma_benchmarks_are_opt_in() {
+        let c = parse(&[]).config().unwrap();
+        assert!(!c.benches.contains(&Bench::TcRate) && !c.benches.contains(&Bench::Tma));
+        let c = parse(&["--only", "tma,tc-rate"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::TcRate, Bench::Tma]);
+        assert!(c.partial);
+        // the default set plus both: every parameter measured, in run order
+        let c = parse(&["--only", "tma,clock,mma,latency,l2,dram,dram-sms,tc-rate"])
+            .config()
+            .unwrap();
+        let want: Vec<Bench> = Bench::ALL
+            .into_iter()
+            .filter(|b| Bench::DEFAULT.contains(b) || [Bench::TcRate, Bench::Tma].contains(b))
+            .collect();
+        assert_eq!(c.benches, want);
+        assert!(!c.partial);
     }
 
     #[test]

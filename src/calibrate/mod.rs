@@ -103,6 +103,14 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.dram(&mut res, has(Bench::Dram), has(Bench::DramSms))?;
             runner.observe_nvml();
         }
+        if has(Bench::TcRate) {
+            runner.tc_rate(&mut res)?;
+            runner.observe_nvml();
+        }
+        if has(Bench::Tma) {
+            runner.tma(&mut res)?;
+            runner.observe_nvml();
+        }
         Ok(())
     })();
     runner.finish();
@@ -123,7 +131,17 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
 }
 
 fn estimate_steps(gpu: &Gpu, benches: &[Bench], quick: bool) -> u64 {
-    let sms = u64::from(gpu.props().sm_count);
+    steps_for(
+        u64::from(gpu.props().sm_count),
+        gpu.props().compute_capability,
+        benches,
+        quick,
+    )
+}
+
+/// Metrics each benchmark samples (the progress bar's length).
+fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
+    let sm90a = bench::tc::sm90a_skip_reason(cc).is_none();
     benches
         .iter()
         .map(|b| match b {
@@ -146,6 +164,45 @@ fn estimate_steps(gpu: &Gpu, benches: &[Bench], quick: bool) -> u64 {
                     sms
                 }
             }
+            // 5 warp counts; 4 N x 2 warpgroup counts of wgmma on 9.0
+            Bench::TcRate => {
+                bench::tc::WARPS.len() as u64
+                    + if sm90a {
+                        (bench::tc::WGMMA_NS.len() * bench::tc::WGMMA_WARPGROUPS.len()) as u64
+                    } else {
+                        0
+                    }
+            }
+            // 2 latencies, 2 x (bytes per cycle, GB/s)
+            Bench::Tma => {
+                if sm90a {
+                    6
+                } else {
+                    0
+                }
+            }
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_count_every_sampled_metric() {
+        let default = Bench::DEFAULT;
+        assert_eq!(
+            steps_for(132, [9, 0], &default, false),
+            1 + 12 + 3 + 5 + 3 + 132
+        );
+        assert_eq!(
+            steps_for(132, [9, 0], &default, true),
+            1 + 12 + 3 + 5 + 3 + 12
+        );
+        assert_eq!(steps_for(132, [9, 0], &[Bench::TcRate], false), 5 + 8);
+        assert_eq!(steps_for(108, [8, 0], &[Bench::TcRate], false), 5);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Tma], true), 6);
+        assert_eq!(steps_for(128, [8, 9], &[Bench::Tma], false), 0);
+    }
 }

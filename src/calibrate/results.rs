@@ -74,6 +74,36 @@ pub fn kloop_curve(warps: u32) -> String {
     format!("kloop_cycles_vs_stages_w{warps}")
 }
 
+/// mma.sync m16n8k16 f16 throughput per SM against resident warps (`--only tc-rate`).
+pub const MMA_RATE_CURVE: &str = "mma_sync_f16_per_cycle_per_sm_vs_warps";
+/// TMA box load latency, L2-resident tensor (SM cycles; `--only tma`).
+pub const TMA_LATENCY_L2: &str = "tma_latency_l2_cycles";
+/// TMA box load latency, every box from DRAM (SM cycles).
+pub const TMA_LATENCY_DRAM: &str = "tma_latency_dram_cycles";
+/// TMA load throughput per SM, L2-resident tensor (bytes per SM cycle).
+pub const TMA_L2_BYTES_PER_CYCLE: &str = "tma_l2_bytes_per_cycle_per_sm";
+/// TMA load throughput per SM, from DRAM (bytes per SM cycle).
+pub const TMA_DRAM_BYTES_PER_CYCLE: &str = "tma_dram_bytes_per_cycle_per_sm";
+/// TMA load throughput of all SMs, L2-resident tensor (GB/s).
+pub const TMA_L2_GBPS: &str = "tma_l2_gbps";
+/// TMA load throughput of all SMs, from DRAM (GB/s).
+pub const TMA_DRAM_GBPS: &str = "tma_dram_gbps";
+
+/// Name of the per-warp-count metric of the mma.sync throughput curve.
+pub fn mma_rate_metric(warps: u32) -> String {
+    format!("mma_sync_f16_per_cycle_per_sm_w{warps:02}")
+}
+
+/// Name of a wgmma throughput metric: m64nNk16 fp16, `warpgroups` per CTA, one CTA per SM.
+pub fn wgmma_rate_metric(n: u32, warpgroups: u32) -> String {
+    format!("wgmma_f16_n{n:03}_wg{warpgroups}_flop_per_cycle_per_sm")
+}
+
+/// Name of the wgmma throughput-vs-N curve for `warpgroups` per CTA.
+pub fn wgmma_rate_curve(warpgroups: u32) -> String {
+    format!("wgmma_f16_flop_per_cycle_per_sm_vs_n_wg{warpgroups}")
+}
+
 /// Name of the per-k metric of the SM-limited DRAM curve.
 pub fn dram_sms_metric(k: u32) -> String {
     format!("dram_read_gbps_sms_{k:03}")
@@ -184,6 +214,21 @@ impl Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tensor_core_metric_names_sort_by_their_number() {
+        assert_eq!(mma_rate_metric(1), "mma_sync_f16_per_cycle_per_sm_w01");
+        assert!(mma_rate_metric(2) < mma_rate_metric(16));
+        assert_eq!(
+            wgmma_rate_metric(64, 2),
+            "wgmma_f16_n064_wg2_flop_per_cycle_per_sm"
+        );
+        assert!(wgmma_rate_metric(16, 1) < wgmma_rate_metric(256, 1));
+        assert_eq!(
+            wgmma_rate_curve(1),
+            "wgmma_f16_flop_per_cycle_per_sm_vs_n_wg1"
+        );
+    }
 
     #[test]
     fn the_clock_used_is_capped_at_the_maximum_only() {

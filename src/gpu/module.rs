@@ -53,6 +53,34 @@ fn pick_cubin(
         .map(|(_, a, b)| (*a, *b))
 }
 
+/// The prebuilt cubin of `stem` for an arch-specific target such as `sm_90a` (build.rs
+/// compiles the wgmma and TMA microbenchmarks so when 90 is among its architectures), if
+/// one exists and runs on compute capability `arch`: an arch-specific cubin runs only on
+/// exactly its architecture (sm_90a on 9.0).
+pub fn prebuilt_cubin_arch_specific(stem: &str, target: &str, arch: u32) -> Option<&'static [u8]> {
+    pick_arch_specific(embedded::CUBINS_ARCH_SPECIFIC, stem, target, arch)
+}
+
+fn pick_arch_specific(
+    table: &'static [(&'static str, &'static str, &'static [u8])],
+    stem: &str,
+    target: &str,
+    arch: u32,
+) -> Option<&'static [u8]> {
+    let target_arch = target
+        .strip_prefix("sm_")?
+        .strip_suffix('a')?
+        .parse::<u32>()
+        .ok()?;
+    if target_arch != arch {
+        return None;
+    }
+    table
+        .iter()
+        .find(|(s, t, _)| *s == stem && *t == target)
+        .map(|(_, _, b)| *b)
+}
+
 /// The nvcc version that produced the prebuilt cubins ("" without any).
 pub fn nvcc_version() -> &'static str {
     embedded::NVCC_VERSION
@@ -74,7 +102,8 @@ pub struct ModuleSpec {
     pub source: SourceRef,
     pub options: Vec<String>,
     pub arch: Option<String>,
-    /// Use a prebuilt cubin when one exists (only when `options` is empty and `arch` unset).
+    /// Use a prebuilt cubin when one exists (only when `options` is empty, and `arch` unset
+    /// or an arch-specific target build.rs compiled for, e.g. `sm_90a`).
     pub allow_prebuilt: bool,
 }
 
@@ -494,6 +523,21 @@ pub(crate) fn obtain_cubin(
 ) -> Result<(String, Vec<u8>, ModuleOrigin, String), GpuError> {
     let (name, text) = spec.resolve()?;
     let forced = std::env::var_os("ORIGAMI_FORCE_NVRTC").is_some_and(|v| !v.is_empty() && v != "0");
+    if spec.allow_prebuilt && !forced && spec.options.is_empty() {
+        if let (SourceRef::Embedded(stem), Some(target)) = (&spec.source, &spec.arch) {
+            if let Some(bytes) = prebuilt_cubin_arch_specific(stem, target, dev_arch) {
+                return Ok((
+                    name,
+                    bytes.to_vec(),
+                    ModuleOrigin::Prebuilt {
+                        cubin_arch: dev_arch,
+                        nvcc: format!("{} ({target})", nvcc_version()),
+                    },
+                    String::new(),
+                ));
+            }
+        }
+    }
     if spec.allow_prebuilt && !forced && spec.options.is_empty() && spec.arch.is_none() {
         if let SourceRef::Embedded(stem) = &spec.source {
             if let Some((a, bytes)) = prebuilt_cubin(stem, dev_arch) {
@@ -607,6 +651,23 @@ mod tests {
         assert!(p.to_string_lossy().starts_with("/c/gemm_v1-"));
     }
 
+    /// Every calibration microbenchmark: (file stem, NVRTC targets it must compile for).
+    /// tc_wgmma and tma_load use sm_90a-only instructions (wgmma; the driver loads them on
+    /// compute capability 9.0 only).
+    const MICROBENCHMARKS: &[(&str, &[&str])] = &[
+        ("l2_bw", &["sm_80", "sm_90"]),
+        ("dram_bw", &["sm_80", "sm_90"]),
+        ("pointer_chase", &["sm_80", "sm_90"]),
+        ("mma_latency", &["sm_80", "sm_90"]),
+        ("sm_clock", &["sm_80", "sm_90"]),
+        ("tc_rate", &["sm_80", "sm_90"]),
+        ("smem_bw", &["sm_80", "sm_90"]),
+        ("sync_cost", &["sm_80", "sm_90"]),
+        ("kloop_cost", &["sm_80", "sm_90"]),
+        ("tc_wgmma", &["sm_90a"]),
+        ("tma_load", &["sm_90a"]),
+    ];
+
     #[test]
     fn every_microbenchmark_is_embedded() {
         for stem in [
@@ -618,11 +679,20 @@ mod tests {
             "smem_bw",
             "sync_cost",
             "kloop_cost",
+            "tc_rate",
+            "tma_load",
         ] {
             let src = embedded_source(stem).unwrap_or_else(|| panic!("{stem} not embedded"));
             // build.rs inlined common.cuh: no include left for NVRTC to resolve.
             assert!(!src.contains("#include \"common.cuh\""), "{stem}");
             assert!(src.contains("origami_fill"), "{stem}");
+        }
+        // the wgmma benchmark inlines the GEMM's wrappers, not the common header
+        let wg = embedded_source("tc_wgmma").expect("tc_wgmma embedded");
+        assert!(!wg.contains("#include \"hopper_wgmma.cuh\""));
+        assert!(wg.contains("wgmma_m64n256k16_f16"));
+        for (stem, _) in MICROBENCHMARKS {
+            assert!(embedded_source(stem).is_some(), "{stem}");
         }
         assert!(embedded_source("nope").is_none());
     }
@@ -636,6 +706,15 @@ mod tests {
         assert_eq!(pick_cubin(T, "k", 100), None);
         assert_eq!(pick_cubin(T, "k", 75), None);
         assert_eq!(pick_cubin(T, "j", 90), None);
+        // arch-specific cubins: exactly their architecture, never another
+        static S: &[(&str, &str, &[u8])] = &[("w", "sm_90a", b"90a")];
+        assert_eq!(pick_arch_specific(S, "w", "sm_90a", 90), Some(&b"90a"[..]));
+        assert_eq!(pick_arch_specific(S, "w", "sm_90a", 100), None);
+        assert_eq!(pick_arch_specific(S, "w", "sm_90a", 89), None);
+        assert_eq!(pick_arch_specific(S, "w", "sm_90", 90), None);
+        assert_eq!(pick_arch_specific(S, "v", "sm_90a", 90), None);
+        // the plain table never serves an arch-specific stem
+        assert_eq!(pick_cubin(T, "w", 90), None);
     }
 
     #[test]
@@ -660,26 +739,42 @@ mod tests {
             eprintln!("NVRTC not present: skipped");
             return;
         }
-        for stem in [
-            "l2_bw",
-            "dram_bw",
-            "pointer_chase",
-            "mma_latency",
-            "sm_clock",
-            "smem_bw",
-            "sync_cost",
-            "kloop_cost",
-        ] {
-            for arch in ["sm_80", "sm_90"] {
+        for (stem, archs) in MICROBENCHMARKS {
+            for arch in archs.iter() {
                 let src = embedded_source(stem).unwrap();
-                let out = nvrtc_compile(stem, src, &[], arch)
+                let opts = ["--ptxas-options=-v".to_string()];
+                let out = nvrtc_compile(stem, src, &opts, arch)
                     .unwrap_or_else(|e| panic!("{stem} {arch}: {e}"));
                 assert!(
                     out.cubin.len() > 100 && &out.cubin[..4] == b"\x7fELF",
                     "{stem}"
                 );
+                // no spills and no ptxas warning (e.g. wgmma serialized)
+                assert!(
+                    !out.log
+                        .lines()
+                        .any(|l| l.starts_with("ptxas") && l.to_lowercase().contains("warning")),
+                    "{stem} {arch}: {}",
+                    out.log
+                );
+                assert!(
+                    !out
+                        .log
+                        .lines()
+                        .any(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores")),
+                    "{stem} {arch}: {}",
+                    out.log
+                );
             }
         }
+        // wgmma exists only on the arch-specific target
+        let plain = nvrtc_compile(
+            "tc_wgmma",
+            embedded_source("tc_wgmma").unwrap(),
+            &[],
+            "sm_90",
+        );
+        assert!(plain.is_err(), "tc_wgmma compiled for plain sm_90");
         let bad = nvrtc_compile(
             "bad",
             "extern \"C\" __global__ void k() { nope; }",
