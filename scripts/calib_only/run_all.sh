@@ -5,7 +5,7 @@
 # calibrate.json gives the same constants within 0.6 %).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-H100_CAL=${H100_CAL:-../shared/data/h100-calibration-2026-11-23.json}
+H100_CAL=${H100_CAL:-results/h100/calibrate-2026-11-23.json}
 S="python3 scripts/calib_only/score_sweeps.py"
 R=results/calib-only
 run() { echo "\$ $*"; "$@"; echo; }

@@ -16,7 +16,7 @@ with() {  # with BASE NAME KEY=VALUE...: $T/{h100,h200}-NAME.json
 import json, sys
 d = json.load(open(sys.argv[1]))
 cal = {m["name"]: m["median"] for m in json.load(open(
-    "../shared/data/h100-calibration-2026-11-23.json" if "h100" in sys.argv[1] else "calibrations/h200.json"))["measurements"]}
+    "results/h100/calibrate-2026-11-23.json" if "h100" in sys.argv[1] else "calibrations/h200.json"))["measurements"]}
 for kv in sys.argv[3:]:
     k, v = kv.split("=")
     d["constants"][k] = cal[v] if v in cal else float(v)
