@@ -792,19 +792,7 @@ impl<'g> Runner<'g> {
         let sink = gpu.alloc_zeros::<u32>(1024)?;
         let sms = p.sm_count;
         // Every chase runs on one SM, the lowest %smid present (see csrc/pointer_chase.cu).
-        let target_smid = {
-            let map = self.kernel("dram_bw", "smid_map")?;
-            let mask = gpu.alloc_zeros::<u32>(64)?;
-            gpu.launch(
-                &map,
-                LaunchDims::linear(sms * 16, 32),
-                KernelArgs::new().buf(&mask),
-            )?;
-            let bits = gpu.download(&mask)?;
-            (0..64 * 32u32)
-                .find(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
-                .ok_or_else(|| CalibError::Measurement("no %smid seen".into()))?
-        };
+        let target_smid = self.lowest_smid()?;
         let quick = self.cfg.quick;
         let page_bits = 14u32; // 2 MiB / 128 B
                                // (metric, footprint, bits_local (None = fully random), steps, warm, warm L2 with the chain)
