@@ -55,6 +55,7 @@ fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami:
         family: "origami".into(),
         model: "origami".into(),
         no_fitted: false,
+        calibration_only: false,
     })?;
     let sel = setup.selector(Dtype::Fp16)?;
     let req = SweepRequest {

@@ -401,6 +401,7 @@ fn pick_row(
         family: family.into(),
         model: "origami".into(),
         no_fitted: false,
+        calibration_only: false,
         top: Some(1),
         all: false,
         explain: false,
@@ -449,6 +450,7 @@ proptest! {
                 family: fam.to_string(),
                 model: "origami".into(),
                 no_fitted: false,
+                calibration_only: false,
             })
             .map_err(|e| e.to_string())?;
             let sel = s.selector(dtype).map_err(|e| e.to_string())?;
@@ -498,6 +500,7 @@ proptest! {
                 family: fam.to_string(),
                 model: "origami".into(),
                 no_fitted: false,
+                calibration_only: false,
             })
             .map_err(|e| e.to_string())
             .and_then(|s| s.selector(Dtype::Fp16).map(|_| ()).map_err(|e| e.to_string()));

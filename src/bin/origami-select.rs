@@ -79,6 +79,11 @@ struct Args {
     /// latency model as the NVIDIA port report published it.
     #[arg(long = "no-fitted")]
     no_fitted: bool,
+    /// The calibration-only tier: the throughput model's constants from the measurements
+    /// of the calibration named by TRITONBLAS_HW_PARAMS (origami-calibrate's output), none
+    /// fitted on GEMM times (docs/calibration-only.md).
+    #[arg(long = "calibration-only", conflicts_with = "no_fitted")]
+    calibration_only: bool,
     /// Model variant: origami (the C++ source, corrected) or seed (the NVIDIA port report's
     /// model as published).
     #[arg(long, default_value = "origami")]
@@ -147,6 +152,7 @@ fn run(args: Args) -> Result<(), Failure> {
         family: args.family,
         model: args.model,
         no_fitted: args.no_fitted,
+        calibration_only: args.calibration_only,
         top: args.top,
         all: args.all,
         explain: args.explain,
@@ -179,13 +185,16 @@ fn describe(args: &Args) -> Result<(), Failure> {
     };
     let mut described = Vec::with_capacity(set.members.len());
     for (i, f) in set.members.iter().enumerate() {
-        let req = SetupRequest::from_env(
-            device.clone(),
-            args.gpu.clone(),
-            f.name(),
-            &args.model,
-            args.no_fitted,
-        );
+        let req = SetupRequest {
+            calibration_only: args.calibration_only,
+            ..SetupRequest::from_env(
+                device.clone(),
+                args.gpu.clone(),
+                f.name(),
+                &args.model,
+                args.no_fitted,
+            )
+        };
         let s = setup_announcing(&req, |notice| {
             if i == 0 {
                 eprintln!("origami-select: {notice}")

@@ -516,6 +516,7 @@ mod tests {
             family: "hopper".into(),
             model: "origami".into(),
             no_fitted: false,
+            calibration_only: false,
         })
         .unwrap();
         let s = set.selector(Dtype::Fp16).unwrap();

@@ -227,6 +227,11 @@ pub struct RefitFlags {
     /// here (CSV: set, shape, config, predicted and measured us, whether it is the pick).
     #[arg(long)]
     pub predictions: Option<PathBuf>,
+    /// Start from the calibration-only tier: the throughput model's constants from the
+    /// measurements of the calibration named by TRITONBLAS_HW_PARAMS, nothing fitted
+    /// (with --rounds 0: that tier's score; docs/calibration-only.md).
+    #[arg(long = "calibration-only")]
+    pub calibration_only: bool,
     /// Coordinate-descent rounds.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
@@ -262,6 +267,7 @@ impl RefitFlags {
             dtype: self.dtype.clone(),
             family: self.family.clone(),
             override_file,
+            calibration_only: self.calibration_only,
         }
     }
 }

@@ -39,6 +39,9 @@ pub struct RefitRequest {
     pub family: String,
     /// `TRITONBLAS_HW_PARAMS`, applied on top of the preset.
     pub override_file: Option<PathBuf>,
+    /// Start from the calibration-only tier (`hw::calibrated`) of the measured document in
+    /// `override_file` (with no rounds: score that tier).
+    pub calibration_only: bool,
 }
 
 /// The absolute-scale step: `tp_time_scale` from `from` to `to`, the median measured over
@@ -165,6 +168,7 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
         family: req.family.clone(),
         model: req.model.clone(),
         no_fitted: true,
+        calibration_only: req.calibration_only,
     })?;
     let res = &set.resolved;
     let start = FitState {

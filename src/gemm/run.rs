@@ -227,6 +227,7 @@ mod tests {
             family: "origami".into(),
             model: "origami".into(),
             no_fitted: false,
+            calibration_only: false,
         })
         .unwrap();
         let sel = s.selector(Dtype::Fp16).unwrap();

@@ -144,6 +144,7 @@ impl Engine {
                 family: f.name().to_string(),
                 model: model.to_string(),
                 no_fitted: req.no_fitted,
+                calibration_only: false,
             };
             let s = setup(&request).map_err(PickError::from)?;
             if notice.is_none() {

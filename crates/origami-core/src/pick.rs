@@ -125,6 +125,9 @@ pub struct PickRequest {
     pub family: String,
     pub model: String,
     pub no_fitted: bool,
+    /// `--calibration-only`: the throughput model's constants from the measurements of the
+    /// calibration in the override file (`hw::calibrated`), nothing fitted.
+    pub calibration_only: bool,
     /// `--top`: how many ranked configs a single shape lists ([`DEFAULT_TOP`] when not
     /// given); with `shapes`, that many ranked rows per shape instead of the pick alone.
     pub top: Option<usize>,
@@ -218,6 +221,7 @@ impl PickRequest {
                 family: f.name().to_string(),
                 model: self.model.clone(),
                 no_fitted: self.no_fitted,
+                calibration_only: self.calibration_only,
             };
             // One hardware notice: every member runs on the same hardware.
             setups.push(match notice.take() {
@@ -416,6 +420,7 @@ mod tests {
             family: "triton".into(),
             model: "origami".into(),
             no_fitted: false,
+            calibration_only: false,
             top: None,
             all: false,
             explain: false,

@@ -4,14 +4,16 @@
 //! through here, and so will the Python and C bindings: the order of the tiers (derived,
 //! preset, file; the family's fitted constants beneath them) is decided in this one place.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::dtype::Dtype;
 use crate::exit::{Exit, ToExit};
+use crate::hw::calibrated::calibrated_constants;
 use crate::hw::fitted::apply_fitted;
+use crate::hw::load::{load_file, HwFile};
 use crate::hw::presets::{preset_names, DEFAULT_PRESET};
 use crate::hw::resolve::ResolveError;
-use crate::hw::{resolve, DeviceProps, FileUse, ResolveInput, Resolved, HW_PARAMS_ENV};
+use crate::hw::{resolve, DeviceProps, FileUse, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};
 use crate::model::family::{family, KernelFamily, FAMILY_NAMES};
 use crate::model::select::NoFeasibleConfig;
 use crate::model::{ModelConstants, Selector, Variant};
@@ -32,6 +34,10 @@ pub struct SetupRequest {
     pub model: String,
     /// Leave out the constants fitted for the family on this architecture.
     pub no_fitted: bool,
+    /// The calibration-only tier (`hw::calibrated`): the throughput model's constants
+    /// from the measurements of the full document in the override file, and no fitted
+    /// constant.
+    pub calibration_only: bool,
 }
 
 impl SetupRequest {
@@ -51,6 +57,7 @@ impl SetupRequest {
             family: family.to_string(),
             model: model.to_string(),
             no_fitted,
+            calibration_only: false,
         }
     }
 }
@@ -84,6 +91,8 @@ pub enum SetupError {
     Gpu(crate::hw::presets::UnknownGpu),
     #[error("hardware parameters: {0}")]
     Constants(#[from] crate::constants::ConstantError),
+    #[error("--calibration-only: {0}")]
+    CalibrationOnly(String),
     #[error("--family {family}: {source}")]
     NoFeasibleConfig {
         family: &'static str,
@@ -139,7 +148,9 @@ pub fn setup_announcing(
     if let Some(text) = hardware_notice(req, &resolved) {
         notice(&text);
     }
-    if !req.no_fitted {
+    if req.calibration_only {
+        apply_calibrated(&mut resolved, req.override_file.as_deref())?;
+    } else if !req.no_fitted {
         apply_fitted(&mut resolved, family.name());
     }
     let constants = constants_of(&resolved)?;
@@ -149,6 +160,34 @@ pub fn setup_announcing(
         family,
         variant,
     })
+}
+
+/// Add the calibration-only tier's constants (`hw::calibrated`) from the measured full
+/// document in the override file, beneath any constant the file itself sets.
+fn apply_calibrated(resolved: &mut Resolved, file: Option<&Path>) -> Result<(), SetupError> {
+    let path = file.ok_or_else(|| {
+        SetupError::CalibrationOnly(format!(
+            "needs {HW_PARAMS_ENV} naming a measured calibration (origami-calibrate --output FILE)"
+        ))
+    })?;
+    let doc = match load_file(path).map_err(SetupError::File)? {
+        HwFile::Full(doc) => doc,
+        HwFile::Override(_) => {
+            return Err(SetupError::CalibrationOnly(format!(
+                "{} is a flat override; the tier needs a full measured document",
+                path.display()
+            )))
+        }
+    };
+    let derived = calibrated_constants(&doc)
+        .map_err(|e| SetupError::CalibrationOnly(format!("{}: {e}", path.display())))?;
+    for d in derived {
+        resolved
+            .constants
+            .entry(d.name.to_string())
+            .or_insert((d.value, Tier::Calibrated(path.to_path_buf())));
+    }
+    Ok(())
 }
 
 /// The line a tool prints on stderr to say which hardware it uses, when that is not
@@ -254,7 +293,40 @@ mod tests {
             family: family.to_string(),
             model: "origami".to_string(),
             no_fitted,
+            calibration_only: false,
         }
+    }
+
+    #[test]
+    fn the_calibration_only_tier_comes_from_a_measured_document() {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let with = |file: Option<&str>| SetupRequest {
+            override_file: file.map(|f| repo.join(f)),
+            calibration_only: true,
+            ..req("h100-sxm", "triton", false)
+        };
+        let s = setup(&with(Some("calibrations/h200.json"))).unwrap();
+        // no fitted constant; every tp_* the tier sets comes from the calibration
+        assert!(s
+            .resolved
+            .constants
+            .values()
+            .all(|(_, t)| t.label() != "fitted"));
+        let (v, t) = &s.resolved.constants["tp_time_scale"];
+        assert_eq!((*v, t.label()), (1.0, "calibrated"));
+        assert_eq!(s.constants.scoring(), crate::model::Scoring::Throughput);
+        let why = |r: Result<Setup, SetupError>| r.err().unwrap().to_string();
+        assert!(why(setup(&with(None))).contains("needs TRITONBLAS_HW_PARAMS"));
+        // an estimated document has no measurements
+        assert!(
+            why(setup(&with(Some("calibrations/a100.json")))).contains("needs a measured document")
+        );
+        let flat = repo.join("calibrations/fitted/h200-hopper.json");
+        let e = why(setup(&SetupRequest {
+            override_file: Some(flat),
+            ..with(None)
+        }));
+        assert!(e.contains("flat override"), "{e}");
     }
 
     #[test]

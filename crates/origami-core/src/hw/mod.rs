@@ -2,6 +2,7 @@
 //! derivation from device properties, the three-tier resolution of the NVIDIA port report
 //! (section 4.1), and the fitted constants embedded per kernel family and architecture.
 
+pub mod calibrated;
 pub mod derive;
 pub mod fitted;
 pub mod load;

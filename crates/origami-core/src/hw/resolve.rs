@@ -29,6 +29,9 @@ pub enum Tier {
     /// Beneath the others, constants only: a fitted file embedded for the kernel family
     /// and architecture (`hw::fitted`).
     Fitted(String),
+    /// Instead of the fitted tier, constants only: derived from the measurements of this
+    /// calibration (`hw::calibrated`, `--calibration-only`).
+    Calibrated(PathBuf),
 }
 
 impl fmt::Display for Tier {
@@ -44,18 +47,24 @@ impl fmt::Display for Tier {
             }
             Tier::File(p) => write!(f, "file {} ({HW_PARAMS_ENV}, calibrated tier)", p.display()),
             Tier::Fitted(p) => write!(f, "fitted {p} (embedded, this architecture)"),
+            Tier::Calibrated(p) => write!(
+                f,
+                "calibration-only, from the measurements of {} (nothing fitted on GEMM times)",
+                p.display()
+            ),
         }
     }
 }
 
 impl Tier {
-    /// Short machine-readable label: derived, preset, file, fitted.
+    /// Short machine-readable label: derived, preset, file, fitted, calibrated.
     pub fn label(&self) -> &'static str {
         match self {
             Tier::Derived => "derived",
             Tier::Preset { .. } => "preset",
             Tier::File(_) => "file",
             Tier::Fitted(_) => "fitted",
+            Tier::Calibrated(_) => "calibrated",
         }
     }
 }

@@ -327,6 +327,7 @@ mod tests {
                     family: f.name().into(),
                     model: "origami".into(),
                     no_fitted: false,
+                    calibration_only: false,
                 })
                 .unwrap()
             })

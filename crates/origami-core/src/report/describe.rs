@@ -208,6 +208,7 @@ mod tests {
                 family: family.into(),
                 model: "origami".into(),
                 no_fitted,
+                calibration_only: false,
             })
             .unwrap(),
         )

@@ -372,6 +372,7 @@ mod tests {
             family: "triton".into(),
             model: "origami".into(),
             no_fitted: false,
+            calibration_only: false,
         })
         .unwrap();
         let sel = s.selector(Dtype::Fp16).unwrap();

@@ -1,0 +1,267 @@
+//! The calibration-only tier (issue 14; docs/calibration-only.md): the throughput
+//! model's constants from a measured calibration document alone, none fitted on GEMM
+//! times. Each value is a rate or latency the document measured (`origami-calibrate`), a
+//! fact of its GPU description, or a documented property of the architecture; a term that
+//! needs a count taken from the kernel (instructions per K iteration, the cost of a block's
+//! start) and has no measurement yet is 0 and says so. The bounds of one K iteration and
+//! the SM and DRAM times are added (`tp_smooth_exponent` 1: no overlap), the choice of the
+//! study (`scripts/calib_only/derive.py --overlap sum`, which this module replaces), and
+//! the rows of a tile past M and N cost no L2 bytes (`tp_masked_rows`).
+
+use super::schema::HwDoc;
+
+/// Dense fp16 tensor-core cycles per m16n8k16 (4096 FLOP) of one SM sub-partition on
+/// wgmma, by compute capability major: 1024 FLOP per cycle on Hopper (NVIDIA H100 SXM
+/// datasheet: 989.4 dense fp16 TFLOP/s = 528 tensor cores x 1.83 GHz x 1024). Not yet
+/// measured here (`origami-calibrate --only tc-rate` will).
+const WGMMA_CYCLES_PER_M16N8K16: &[(u32, f64)] = &[(9, 4.0)];
+
+/// Shared-memory bytes per cycle per SM on sm_80 and later: 32 banks of 4 bytes.
+const SMEM_BYTES_PER_CYCLE: f64 = 128.0;
+
+/// One derived constant: its name, value, unit and where the value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DerivedConstant {
+    pub name: &'static str,
+    pub value: f64,
+    pub unit: &'static str,
+    pub source: String,
+}
+
+/// Why a document cannot give the tier.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibratedError {
+    #[error("the calibration-only tier needs a measured document (origami-calibrate's output); this one has no measurement '{0}'")]
+    Missing(&'static str),
+    #[error("the calibration-only tier needs a GPU description with tensor cores and SMs (got {what} = 0)")]
+    Zero { what: &'static str },
+}
+
+fn median(doc: &HwDoc, name: &'static str) -> Result<f64, CalibratedError> {
+    doc.measurements
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.summary.median)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or(CalibratedError::Missing(name))
+}
+
+/// The tier's constants for a measured document, in a fixed order.
+pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, CalibratedError> {
+    let gpu = &doc.gpu;
+    let p = &doc.params;
+    if gpu.sm_count == 0 {
+        return Err(CalibratedError::Zero { what: "sm_count" });
+    }
+    if gpu.tensor_cores_per_sm == 0 {
+        return Err(CalibratedError::Zero {
+            what: "tensor_cores_per_sm",
+        });
+    }
+    let tcs = f64::from(gpu.tensor_cores_per_sm);
+    let l2_per_sm = p.l2_perf_ratio / f64::from(gpu.sm_count);
+    // one warp's sustained mma.sync rate with independent accumulators: the better of
+    // the ILP 4 and 8 measurements (a warp tile's MMAs do not depend on each other)
+    let warp_mma = median(doc, "mma_f16_ilp4_cycles_per_mma")?
+        .min(median(doc, "mma_f16_ilp8_cycles_per_mma")?);
+    let mma_latency = median(doc, "mma_f16_latency_cycles")?;
+    let dram_latency = median(doc, "dram_latency_page_local_cycles")?;
+    let mut out = Vec::new();
+    let mut put = |name: &'static str, value: f64, unit: &'static str, source: String| {
+        out.push(DerivedConstant {
+            name,
+            value,
+            unit,
+            source,
+        })
+    };
+    put(
+        "throughput_model",
+        1.0,
+        "switch",
+        "the throughput model".into(),
+    );
+    put(
+        "tp_mma_cycles",
+        warp_mma / tcs,
+        "SM cycles per m16n8k16",
+        format!("mma_f16_ilp4/8 {warp_mma:.3} cycles per warp / {tcs} tensor cores"),
+    );
+    put(
+        "tp_warp_mma_cycles",
+        warp_mma,
+        "cycles per m16n8k16 of one warp",
+        format!("mma_f16_ilp4/8 {warp_mma:.3}"),
+    );
+    if let Some((_, wg)) = WGMMA_CYCLES_PER_M16N8K16
+        .iter()
+        .find(|(major, _)| *major == gpu.compute_capability[0])
+    {
+        put(
+            "wgmma_speedup",
+            warp_mma / wg,
+            "x mma.sync",
+            format!("{warp_mma:.3} / {wg} (the datasheet's dense rate; not measured yet)"),
+        );
+    }
+    put(
+        "tp_load_latency_cycles",
+        dram_latency,
+        "cycles",
+        format!("dram_latency_page_local {dram_latency:.1}"),
+    );
+    put(
+        "tp_iter_latency_cycles",
+        mma_latency,
+        "cycles",
+        format!("mma_f16_latency {mma_latency:.2}: the accumulator chain crosses iterations"),
+    );
+    for (name, why) in [
+        (
+            "tp_iter_cycles",
+            "needs the K loop's non-MMA cost (origami-calibrate --only kloop-cost, not yet run)",
+        ),
+        (
+            "tp_warp_iter_cycles",
+            "needs the per-warp instruction count of the loop (not measured)",
+        ),
+        (
+            "tp_block_setup_cycles",
+            "needs a block's start cost (origami-calibrate --only sync-cost, not yet run)",
+        ),
+    ] {
+        put(name, 0.0, "cycles", why.into());
+    }
+    put(
+        "tp_epilogue_cycles",
+        4096.0 * 2.0 / l2_per_sm,
+        "cycles per 4096 outputs",
+        format!("4096 16-bit outputs over the SM's L2 share {l2_per_sm:.2} B/cycle"),
+    );
+    put(
+        "tp_smem_bytes_per_cycle",
+        SMEM_BYTES_PER_CYCLE,
+        "bytes per cycle",
+        "32 banks x 4 B (sm_80 and later)".into(),
+    );
+    for (name, value, unit, why) in [
+        (
+            "tp_fragment_read_weight",
+            1.0,
+            "bytes per byte",
+            "a fragment byte costs a shared-memory byte",
+        ),
+        (
+            "tp_l2_sm_share",
+            1.0,
+            "share",
+            "l2_perf_ratio / SMs is the measured per-SM L2 rate",
+        ),
+        (
+            "tp_l2_active_exponent",
+            0.0,
+            "exponent",
+            "no L2-against-active-SMs measurement: a fixed per-SM share",
+        ),
+        (
+            "tp_stage_exponent",
+            1.0,
+            "exponent",
+            "Little's law: S - 1 stages in flight",
+        ),
+        (
+            "tp_prologue_loads",
+            1.0,
+            "round trips",
+            "the fill waits one round trip",
+        ),
+        (
+            "tp_prologue_transfer",
+            1.0,
+            "stages",
+            "and the first stage's bytes",
+        ),
+        ("tp_dram_scale", 1.0, "factor", "DRAM at the measured rate"),
+        (
+            "tp_smooth_exponent",
+            1.0,
+            "exponent",
+            "the bounds added: no overlap (the study's choice, docs/calibration-only.md)",
+        ),
+        (
+            "tp_wgmma_min_n",
+            0.0,
+            "elements",
+            "no wgmma N scan yet: the instruction's own N",
+        ),
+        (
+            "tp_masked_rows",
+            1.0,
+            "switch",
+            "rows past M and N are not copied (masked or zero-filled loads)",
+        ),
+        (
+            "tp_time_scale",
+            1.0,
+            "factor",
+            "cycles at the calibrated SM clock",
+        ),
+    ] {
+        put(name, value, unit, why.into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constants::ModelConstants;
+
+    fn h200() -> HwDoc {
+        let text = include_str!("../../../../calibrations/h200.json");
+        serde_json::from_str(text).expect("the committed H200 calibration parses")
+    }
+
+    #[test]
+    fn the_h200_calibration_gives_every_constant_from_its_measurements() {
+        let doc = h200();
+        let c = calibrated_constants(&doc).unwrap();
+        let get = |n: &str| c.iter().find(|d| d.name == n).unwrap().value;
+        let warp = doc
+            .measurements
+            .iter()
+            .filter(|m| {
+                m.name == "mma_f16_ilp4_cycles_per_mma" || m.name == "mma_f16_ilp8_cycles_per_mma"
+            })
+            .map(|m| m.summary.median)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(get("tp_warp_mma_cycles"), warp);
+        assert_eq!(get("tp_mma_cycles"), warp / 4.0);
+        assert_eq!(get("wgmma_speedup"), warp / 4.0);
+        assert_eq!(get("tp_time_scale"), 1.0);
+        assert_eq!(get("tp_smooth_exponent"), 1.0);
+        // every value is one the model accepts
+        ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
+        // names are unique
+        let mut names: Vec<&str> = c.iter().map(|d| d.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), c.len());
+    }
+
+    #[test]
+    fn an_estimated_document_cannot_give_the_tier() {
+        let mut doc = h200();
+        doc.measurements.clear();
+        assert_eq!(
+            calibrated_constants(&doc).unwrap_err(),
+            CalibratedError::Missing("mma_f16_ilp4_cycles_per_mma")
+        );
+        let mut doc = h200();
+        doc.gpu.tensor_cores_per_sm = 0;
+        assert!(calibrated_constants(&doc)
+            .unwrap_err()
+            .to_string()
+            .contains("tensor_cores_per_sm"));
+    }
+}
