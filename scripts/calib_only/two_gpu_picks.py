@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Issue 14: do the calibrated files of two GPUs lead to different picks, each the better on
+its own GPU? The calibration-only tier's triton pick for every shape timed on both the
+H100 (results/h100/triton-auto/classic2) and the H200 (results/h200/triton-table/fit),
+from each GPU's measured calibration, looked up in both sweeps (A/BF against the sweep's
+fastest launch at any GROUP_SIZE_M). Usage (CPU, repository root, after
+`cargo build --release`): python3 scripts/calib_only/two_gpu_picks.py"""
+import collections
+import csv
+import gzip
+import io
+import os
+import subprocess
+
+GPUS = {
+    "h100": ("results/h100/calibrate-2026-11-23.json", "results/h100/triton-auto/classic2/configs.csv.gz"),
+    "h200": ("calibrations/h200.json", "results/h200/triton-table/fit/configs.csv"),
+}
+
+
+def rows(path):
+    raw = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+    return csv.DictReader(io.StringIO(raw.read()))
+
+
+def times(path):
+    t = collections.defaultdict(dict)
+    for r in rows(path):
+        if r["dtype"] != "fp16" or r.get("passed", "1") != "1" or not r.get("measured_ms"):
+            continue
+        key = (r["block_m"], r["block_n"], r["block_k"], r["num_warps"], r["num_stages"])
+        shape = (r["m"], r["n"], r["k"])
+        t[shape][key] = min(float(r["measured_ms"]), t[shape].get(key, float("inf")))
+    return t
+
+
+def pick(shape, calibration):
+    out = subprocess.run(
+        ["target/release/origami-select", *shape, "--family", "triton", "--calibration-only",
+         "--format", "csv", "--top", "1"],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "TRITONBLAS_HW_PARAMS": calibration}).stdout
+    r = next(csv.DictReader(out.splitlines()))
+    return tuple(r[c] for c in ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_warps", "num_stages"))
+
+
+def main():
+    measured = {g: times(sweep) for g, (_, sweep) in GPUS.items()}
+    shared = sorted(set(measured["h100"]) & set(measured["h200"]), key=lambda s: tuple(map(int, s)))
+    differ = 0
+    for shape in shared:
+        picks = {g: pick(shape, cal) for g, (cal, _) in GPUS.items()}
+        cells = []
+        for on in GPUS:
+            best = min(measured[on][shape].values())
+            for by in GPUS:
+                t = measured[on][shape].get(picks[by])
+                cells.append(f"{by}'s pick on {on}: " + (f"{best / t:.3f}" if t else "untimed"))
+        same = picks["h100"] == picks["h200"]
+        differ += not same
+        c = picks["h100"]
+        print(f"{'x'.join(shape):>16}  {'same pick' if same else 'different picks'} "
+              f"({c[0]}x{c[1]}x{c[2]},w{c[3]},s{c[4]}{'' if same else ' / ' + str(picks['h200'])}); "
+              + "; ".join(cells))
+    print(f"{len(shared)} shapes timed on both GPUs, {differ} with different picks")
+    # every shape of the two lists: where the calibrations pick differently, the picks
+    # looked up in whichever sweep timed the shape
+    listed = []
+    for name in ("data/seed_shapes.csv", "data/llm_shapes.csv"):
+        with open(name) as f:
+            for r in csv.DictReader(line for line in f if not line.startswith("#")):
+                shape = (r["M"], r["N"], r["K"])
+                if shape not in listed:
+                    listed.append(shape)
+    apart = 0
+    for shape in listed:
+        picks = {g: pick(shape, cal) for g, (cal, _) in GPUS.items()}
+        if picks["h100"] == picks["h200"]:
+            continue
+        apart += 1
+        cells = []
+        for on in GPUS:
+            if shape not in measured[on]:
+                cells.append(f"not timed on {on}")
+                continue
+            best = min(measured[on][shape].values())
+            for by in GPUS:
+                t = measured[on][shape].get(picks[by])
+                cells.append(f"{by}'s pick on {on}: " + (f"{best / t:.3f}" if t else "untimed"))
+        print(f"{'x'.join(shape):>16}  h100 {picks['h100']} / h200 {picks['h200']}: " + "; ".join(cells))
+    print(f"{len(listed)} shapes of the seed and LLM lists, {apart} with different picks")
+
+
+if __name__ == "__main__":
+    main()
