@@ -155,6 +155,11 @@ fn command_line() -> String {
 fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
+    if a.model.is_auto() && a.model.calibration_only {
+        return Err(Failure::bad(
+            "--calibration-only with --family auto: the family choice uses each family's own tier; name the family (origami or hopper)",
+        ));
+    }
     if a.model.is_auto() && !a.config.is_empty() {
         return Err(Failure::bad(
             "--config with --family auto: a config is one family's; name the family (origami or hopper)",

@@ -43,6 +43,11 @@ pub struct ModelFlags {
     /// calibrations/fitted/): the latency model of the NVIDIA port report as published.
     #[arg(long = "no-fitted")]
     pub no_fitted: bool,
+    /// Pick with the calibration-only tier: the throughput model's constants from the
+    /// measurements of the calibration named by TRITONBLAS_HW_PARAMS, nothing fitted
+    /// (docs/calibration-only.md).
+    #[arg(long = "calibration-only", conflicts_with = "no_fitted")]
+    pub calibration_only: bool,
 }
 
 impl ModelFlags {
@@ -88,16 +93,20 @@ impl ModelFlags {
     }
 
     /// The model on `gpu` (its properties, or `--gpu`'s preset; `TRITONBLAS_HW_PARAMS` on
-    /// top; the fitted tier unless `--no-fitted`) and its selector for `dtype`.
+    /// top; the fitted tier unless `--no-fitted`, or the calibration-only tier) and its
+    /// selector for `dtype`.
     pub fn setup_on(&self, gpu: &Gpu, dtype: Dtype) -> Result<(Setup, Selector<'static>), Failure> {
         let device = self.gpu.is_none().then(|| gpu.props().clone());
-        let req = SetupRequest::from_env(
-            device,
-            self.gpu.clone(),
-            &self.family,
-            &self.model,
-            self.no_fitted,
-        );
+        let req = SetupRequest {
+            calibration_only: self.calibration_only,
+            ..SetupRequest::from_env(
+                device,
+                self.gpu.clone(),
+                &self.family,
+                &self.model,
+                self.no_fitted,
+            )
+        };
         let s = setup(&req)?;
         let sel = s.selector(dtype)?;
         Ok((s, sel))
@@ -284,6 +293,7 @@ mod tests {
             model: model.into(),
             gpu: None,
             no_fitted: false,
+            calibration_only: false,
         }
     }
 
