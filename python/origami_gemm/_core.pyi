@@ -87,7 +87,9 @@ class Selector:
     origami-select's --model. no_fitted: leave out the family's fitted constants.
     device: a dict of DeviceProps fields, or "torch"/"cuda" to read GPU 0 through
     torch.cuda.get_device_properties (origami_gemm._device documents the fields).
-    cache_size: picks kept by the LRU cache of select() (0: none).
+    cache_size: picks kept by the LRU cache of select() (0: none). calibration_only: the
+    calibration-only tier (origami-select --calibration-only): the throughput model's
+    constants from the measurements of the calibration in hw_file, nothing fitted.
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class Selector:
         no_fitted: bool = False,
         device: Union[None, str, dict[str, Any]] = None,
         cache_size: int = ...,
+        calibration_only: bool = False,
     ) -> None: ...
     @property
     def family(self) -> str: ...

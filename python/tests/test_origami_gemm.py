@@ -3,6 +3,7 @@ data/seed_shapes.csv and data/llm_shapes.csv, every family, fp16 and bf16, singl
 batched; the same one-line messages for bad inputs; the pick cache; dtype objects."""
 import csv
 import io
+import os
 import subprocess
 
 import pytest
@@ -287,3 +288,24 @@ def test_device_torch_reads_gpu0_or_falls_back_with_a_warning(monkeypatch):
     assert sel.device["sm_clock_mhz"] == sel.hardware["sm_clock_mhz"] == h200["sm_clock_mhz"]
     assert sel.device["mem_clock_mhz"] == h200["mem_clock_mhz"]
     assert sel.select(4096, 4096, 4096).num_programs == 100
+
+
+def test_the_calibration_only_tier_equals_the_cli():
+    hw = f"{ROOT}/calibrations/h200.json"
+    sel = og.Selector(family="triton", gpu=GPU, hw_file=hw, calibration_only=True)
+    pick = sel.select(4096, 4096, 4096, "fp16")
+    r = subprocess.run([cli(), "4096", "4096", "4096", "--family", "triton", "--gpu", GPU,
+                        "--calibration-only", "--format", "csv", "--top", "1"],
+                       capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "TRITONBLAS_HW_PARAMS": hw})
+    assert r.returncode == 0, r.stderr
+    row = next(csv.DictReader(io.StringIO(r.stdout)))
+    assert int(row["BLOCK_SIZE_M"]) == pick.block_m and int(row["BLOCK_SIZE_N"]) == pick.block_n
+    assert int(row["num_warps"]) == pick.num_warps and int(row["num_stages"]) == pick.num_stages
+    assert row["predicted_us"] == f"{pick.predicted_us:.3f}"
+    # not the fitted tier's pick time: nothing fitted
+    fitted = og.Selector(family="triton", gpu=GPU, hw_file=hw).select(4096, 4096, 4096, "fp16")
+    assert fitted.predicted_us != pick.predicted_us
+    with pytest.raises(og.OrigamiError) as e:
+        og.Selector(family="triton", gpu=GPU, calibration_only=True)
+    assert "needs TRITONBLAS_HW_PARAMS" in str(e.value)

@@ -217,6 +217,7 @@ fn auto_family(
         model: a.model.model.clone(),
         no_fitted: a.model.no_fitted,
         cache_entries: None,
+        calibration_only: false,
     })
     .map_err(|e| Failure::bad(e.to_string()))?;
     let dims = [&a.m, &a.n, &a.k].map(|v| origami::model::problem::parse_dim("", v));

@@ -254,8 +254,8 @@ impl<'g> Runner<'g> {
         Ok((bytes, fit))
     }
 
-    /// The lowest %smid present (the SM the latency benchmarks pin their chains to).
-    fn lowest_smid(&mut self) -> Result<u32, CalibError> {
+    /// The %smid values present, ascending (they need not be 0..sm_count-1).
+    fn smids(&mut self) -> Result<Vec<u32>, CalibError> {
         let gpu = self.gpu;
         let sms = gpu.props().sm_count;
         let map = self.kernel("dram_bw", "smid_map")?;
@@ -266,8 +266,16 @@ impl<'g> Runner<'g> {
             KernelArgs::new().buf(&mask),
         )?;
         let bits = gpu.download(&mask)?;
-        (0..64 * 32u32)
-            .find(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
+        Ok((0..64 * 32u32)
+            .filter(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
+            .collect())
+    }
+
+    /// The lowest %smid present (the SM the latency benchmarks pin their chains to).
+    fn lowest_smid(&mut self) -> Result<u32, CalibError> {
+        self.smids()?
+            .first()
+            .copied()
             .ok_or_else(|| CalibError::Measurement("no %smid seen".into()))
     }
 
@@ -637,18 +645,8 @@ impl<'g> Runner<'g> {
         let gpu = self.gpu;
         let sms = gpu.props().sm_count;
         // Which %smid values exist (they need not be 0..sm_count-1).
-        let map = self.kernel("dram_bw", "smid_map")?;
+        let ids = self.smids()?;
         let mut mask = gpu.alloc_zeros::<u32>(64)?;
-        gpu.launch(
-            &map,
-            LaunchDims::linear(sms * 16, 32),
-            KernelArgs::new().buf(&mask),
-        )?;
-        let bits = gpu.download(&mask)?;
-        let mut ids: Vec<u32> = (0..64 * 32)
-            .filter(|&i| bits[(i / 32) as usize] & (1 << (i % 32)) != 0)
-            .collect();
-        ids.sort_unstable();
         if ids.len() != sms as usize {
             res.observed.insert(
                 "smid_note".into(),

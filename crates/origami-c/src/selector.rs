@@ -107,6 +107,7 @@ unsafe fn request(o: &OrigamiOptions) -> Result<EngineRequest, Failure> {
         model: model.to_string(),
         no_fitted: o.no_fitted,
         cache_entries: usize::try_from(o.cache_entries).ok(),
+        calibration_only: false,
     })
 }
 

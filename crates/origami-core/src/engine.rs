@@ -48,6 +48,9 @@ pub struct EngineRequest {
     pub no_fitted: bool,
     /// Picks the cache keeps (0: no cache).
     pub cache_entries: Option<usize>,
+    /// The calibration-only tier (`--calibration-only`): the throughput model's constants
+    /// from the measurements of the calibration in `hw_file`, nothing fitted.
+    pub calibration_only: bool,
 }
 
 /// Why an engine call failed: `origami-select`'s error, or a config that cannot be scored.
@@ -144,7 +147,7 @@ impl Engine {
                 family: f.name().to_string(),
                 model: model.to_string(),
                 no_fitted: req.no_fitted,
-                calibration_only: false,
+                calibration_only: req.calibration_only,
             };
             let s = setup(&request).map_err(PickError::from)?;
             if notice.is_none() {

@@ -81,7 +81,7 @@ impl Selector {
 #[pymethods]
 impl Selector {
     #[new]
-    #[pyo3(signature = (family="triton", gpu=None, hw_file=None, model="origami", no_fitted=false, device=None, cache_size=origami_core::engine::DEFAULT_CACHE_ENTRIES))]
+    #[pyo3(signature = (family="triton", gpu=None, hw_file=None, model="origami", no_fitted=false, device=None, cache_size=origami_core::engine::DEFAULT_CACHE_ENTRIES, calibration_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -92,6 +92,7 @@ impl Selector {
         no_fitted: bool,
         device: Option<&Bound<'_, PyAny>>,
         cache_size: usize,
+        calibration_only: bool,
     ) -> PyResult<Selector> {
         let device = device_arg(py, device)?;
         let req = EngineRequest {
@@ -102,6 +103,7 @@ impl Selector {
             model: model.to_string(),
             no_fitted,
             cache_entries: Some(cache_size),
+            calibration_only,
         };
         let engine = py
             .allow_threads(|| Engine::new(&req))
