@@ -108,6 +108,7 @@
 #define HG_STREAM_K 0
 #endif
 
+#include "hopper_ptx.cuh"
 #include "hopper_wgmma.cuh"
 
 // A CUtensorMap's 128 bytes (cuda.h's type, declared here so that NVRTC needs no header).
@@ -153,52 +154,7 @@ struct __align__(8) F2 {
   float x, y;
 };
 
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-  return static_cast<u32>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
-  u32 done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void tma_load_2d(u32 dst, const HgTmaDesc* map, int c0, int c1,
-                                            u32 bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-// wgmma shared-memory descriptor of a K-major tile with 128-byte swizzle: rows of 128
-// bytes, 8-row groups 1024 bytes apart (stride byte offset), the leading byte offset
-// unused for this layout (1), swizzle mode 1 (128B) in bits 62-63.
-__device__ __forceinline__ u64 desc_sw128(u32 addr) {
-  return (static_cast<u64>((addr & 0x3FFFF) >> 4)) | (static_cast<u64>(1) << 16) |
-         (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
-}
+using namespace hopper_ptx;
 
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");

@@ -13,32 +13,13 @@
 // fence.proxy.async before the first wgmma. Thread 0 reads clock64 between two block-wide
 // barriers around the loop; the host takes (cycles(2N) - cycles(N)) per CTA and the median
 // over CTAs, and counts 2 x 64 x N x 16 dense FLOP per wgmma.
+#include "common.cuh"
+#include "hopper_ptx.cuh"
 #include "hopper_wgmma.cuh"
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef long long i64;
 
 namespace tc_wgmma_detail {
 
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-    return static_cast<u32>(__cvta_generic_to_shared(p));
-}
-
-// K-major, 128-byte swizzle, 8-row groups 1024 bytes apart (the GEMM's layout).
-__device__ __forceinline__ u64 desc_sw128(u32 addr) {
-    return (static_cast<u64>((addr & 0x3FFFF) >> 4)) | (static_cast<u64>(1) << 16) |
-           (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
-}
-
-__device__ __forceinline__ u32 mix(u32 x) {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
+using namespace hopper_ptx;
 
 // An fp16 bit pattern in [0.25, 2) with a random sign: exponent 13..15, any mantissa.
 __device__ __forceinline__ u32 rand_f16(u32 h) {
@@ -60,8 +41,8 @@ __device__ __forceinline__ void rate(u32 iters, u32 seed, float* out, u64* cycle
     // inside each row: random data stays random).
     const u32 words = (wgs * 8192u + N * 128u) / 4u;
     for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
-        const u32 h = mix(i ^ seed);
-        const u32 v = rand_f16(h) | (rand_f16(mix(h)) << 16);
+        const u32 h = origami_hash(i ^ seed);
+        const u32 v = rand_f16(h) | (rand_f16(origami_hash(h)) << 16);
         asm volatile("st.shared.u32 [%0], %1;" ::"r"(base + 4u * i), "r"(v) : "memory");
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -22,6 +22,7 @@
 //    small stride, so the CTAs do not all read the same box at the same time). cycles[c] = clock64 from the first issue to the last
 //    completion; block 0 records clock64 / %globaltimer (the SM clock during the run).
 #include "common.cuh"
+#include "hopper_ptx.cuh"
 
 // A CUtensorMap's 128 bytes (declared here: NVRTC has no cuda.h).
 struct __align__(64) TmaMap {
@@ -32,41 +33,13 @@ struct __align__(64) TmaMap {
 
 namespace tma_load_detail {
 
-__device__ __forceinline__ u32 smem_u32(const void* p) {
-    return static_cast<u32>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void bar_init(u32 bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void bar_expect(u32 bar, u32 bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
-    u32 done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (!done);
-}
+using namespace hopper_ptx;
 
 __device__ __forceinline__ void load_box(u32 dst, const TmaMap* map, u32 b, u32 boxes_x,
                                          u32 bar) {
     const int c0 = static_cast<int>((b % boxes_x) * 64u);
     const int c1 = static_cast<int>((b / boxes_x) * 64u);
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-        "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar)
-        : "memory");
+    tma_load_2d(dst, map, c0, c1, bar);
 }
 
 // The 1024-byte aligned start of the dynamic shared memory (the 128B swizzle's atom).
@@ -88,7 +61,7 @@ extern "C" __global__ void tma_latency(const __grid_constant__ TmaMap map, u32 b
     if (atomicAdd(claim, 1u) != 0u) return;
     const u32 box = ring_base(smem_raw);
     const u32 bar = box + TMA_BOX_BYTES;
-    bar_init(bar);
+    mbar_init(bar, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&map)) : "memory");
     u32 parity = 0;
@@ -97,9 +70,9 @@ extern "C" __global__ void tma_latency(const __grid_constant__ TmaMap map, u32 b
         const u32 b = static_cast<u32>((static_cast<u64>(start) + static_cast<u64>(i) * stride) %
                                        boxes_total);
         const i64 t0 = clock64();
-        bar_expect(bar, TMA_BOX_BYTES);
+        mbar_expect_tx(bar, TMA_BOX_BYTES);
         load_box(box, &map, b, boxes_x, bar);
-        bar_wait(bar, parity);
+        mbar_wait(bar, parity);
         const i64 t1 = clock64();
         parity ^= 1u;
         if (i >= warm) {
@@ -128,7 +101,7 @@ extern "C" __global__ void tma_stream(const __grid_constant__ TmaMap map, u32 bo
     if (blockIdx.x == 0) clk.start();
     const u32 ring = ring_base(smem_raw);
     const u32 bars = ring + stages * TMA_BOX_BYTES;
-    for (u32 s = 0; s < stages; ++s) bar_init(bars + 8u * s);
+    for (u32 s = 0; s < stages; ++s) mbar_init(bars + 8u * s, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&map)) : "memory");
     const u64 first = static_cast<u64>(blockIdx.x) * cta_stride;
@@ -136,14 +109,14 @@ extern "C" __global__ void tma_stream(const __grid_constant__ TmaMap map, u32 bo
     for (u32 j = 0; j < per_cta; ++j) {
         const u32 s = j % stages;
         // the stage's previous load (j - stages) completed phase (j / stages - 1)
-        if (j >= stages) bar_wait(bars + 8u * s, (j / stages - 1u) & 1u);
-        bar_expect(bars + 8u * s, TMA_BOX_BYTES);
+        if (j >= stages) mbar_wait(bars + 8u * s, (j / stages - 1u) & 1u);
+        mbar_expect_tx(bars + 8u * s, TMA_BOX_BYTES);
         load_box(ring + s * TMA_BOX_BYTES, &map, static_cast<u32>((first + j) % boxes_total),
                  boxes_x, bars + 8u * s);
     }
     // drain: the last min(stages, per_cta) loads
     const u32 tail = per_cta < stages ? per_cta : stages;
-    for (u32 j = per_cta - tail; j < per_cta; ++j) bar_wait(bars + 8u * (j % stages), (j / stages) & 1u);
+    for (u32 j = per_cta - tail; j < per_cta; ++j) mbar_wait(bars + 8u * (j % stages), (j / stages) & 1u);
     const i64 t1 = clock64();
     cycles[blockIdx.x] = static_cast<u64>(t1 - t0);
     if (blockIdx.x == 0) clk.stop(rec);
