@@ -22,6 +22,7 @@ stems of the shape lists, as `origami-bench sweep` names them). Standard library
 """
 import argparse
 import csv
+import gzip
 import json
 import os
 import sys
@@ -37,6 +38,14 @@ SHAPE_COLUMNS = ["set", "label", "m", "n", "k", "dtype", "cublas_ms", "cublas_co
                  "seconds"]
 DTYPE = "fp16"  # the sweep's kernel reads and writes fp16
 NOTE = "triton_sweep.py"
+
+
+def open_csv(path):
+    """A CSV file, or its gzipped copy (PATH.gz: result folders gzip files over 100 kB, the
+    device machine takes a working tree of at most 64 MiB)."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt", newline="")
+    return open(path, newline="")
 
 
 def shape_key(r):

@@ -11,6 +11,10 @@ import collections
 import csv
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_layout import open_csv  # noqa: E402
 
 
 def main():
@@ -23,7 +27,7 @@ def main():
         for r in csv.DictReader(f):
             cublas[(int(r["m"]), int(r["n"]), int(r["k"]), r["dtype"])] = float(r["cublas_ms"])
     best = collections.defaultdict(lambda: float("inf"))
-    with open(os.path.join(a.run, "configs.csv")) as f:
+    with open_csv(os.path.join(a.run, "configs.csv")) as f:
         for r in csv.DictReader(f):
             if r["passed"] == "1":
                 k = (int(r["m"]), int(r["n"]), int(r["k"]), r["dtype"])

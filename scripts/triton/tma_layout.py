@@ -23,7 +23,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_layout import launches_per_sample, write_layout  # noqa: E402
+from bench_layout import launches_per_sample, open_csv, write_layout  # noqa: E402
 
 # measurements.csv, one row per shape x input type x config (or cuBLAS before / after).
 MEAS_COLUMNS = ["set", "label", "m", "n", "k", "dtype", "config", "key", "spec",
@@ -112,7 +112,7 @@ def layout_rows(measurements):
 
 def read_measurements(path):
     """The complete rows of a measurements.csv (a last line cut off mid-write is left out)."""
-    with open(path, newline="") as f:
+    with open_csv(path) as f:
         return [r for r in csv.DictReader(f) if r.get("error") is not None]
 
 
