@@ -456,9 +456,8 @@ impl<'a> Selector<'a> {
             .tiles
             .iter()
             .find(|e| e.tile == (config.block_m, config.block_n, config.block_k))?;
-        let j = e.feasible.iter().position(|c| {
-            (c.config.num_warps, c.config.num_stages) == (config.num_warps, config.num_stages)
-        })?;
+        let key = |c: &Config| (c.num_warps, c.num_stages, c.switches, c.split_k, c.stream_k);
+        let j = e.feasible.iter().position(|c| key(&c.config) == key(config))?;
         Some((e, j))
     }
 
@@ -922,6 +921,62 @@ mod tests {
         for (s, want) in cases {
             let got = tile_g(pick(Variant::Seed, "rtx4090", &SeedFamily, s, s, s));
             assert_eq!(got, want, "{s}^3");
+        }
+    }
+
+    #[test]
+    fn a_split_configs_own_prediction_is_its_ranked_prediction() {
+        // predict_config (run, refit, score) must find the config's own decomposition,
+        // not the first launch of its warps and stages.
+        let doc = preset("h100-sxm").unwrap();
+        let fam = crate::model::family::HopperFamily;
+        let (_, fitted) = crate::hw::fitted::fitted_constants("hopper", &doc.gpu).unwrap();
+        let constants =
+            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
+        let s = Selector::new(
+            &fam,
+            &doc.gpu,
+            &doc.params,
+            &constants,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
+        let sel = s.select(&p, false).unwrap();
+        let ranked = s.ranked(&sel, usize::MAX);
+        let splits: std::collections::HashSet<u32> =
+            ranked.iter().map(|r| r.config.split_k).collect();
+        assert!(splits.len() > 1, "the space has split-K configs");
+        // The ranking scores at the selection's group size, predict_config at the
+        // config's (GROUP_SIZE_M moves the L2 term by a few percent); a split's grid gives
+        // a prediction of its own.
+        // The pick's tile is ranked at the pick's group size (other tiles at phase 1's,
+        // while their configs say 1): its launches must get their ranked prediction back.
+        let pick_tile = |c: &Config| (c.block_m, c.block_n, c.block_k);
+        let mine: Vec<_> = ranked
+            .iter()
+            .filter(|r| pick_tile(&r.config) == pick_tile(&sel.pick.config))
+            .collect();
+        assert!(mine.iter().any(|r| r.config.split_k > 1));
+        for r in mine {
+            let own = s.predict_config(&p, &r.config).unwrap();
+            assert!(
+                (own - r.latency_cycles).abs() <= 1e-9 * own,
+                "{}: {own} vs ranked {}",
+                r.config,
+                r.latency_cycles
+            );
+        }
+        // Every split config is priced on its own grid, not on its unsplit sibling's.
+        for r in ranked.iter().filter(|r| r.config.split_k > 1) {
+            let own = s.predict_config(&p, &r.config).unwrap();
+            let whole = Config {
+                split_k: 1,
+                ..r.config
+            };
+            let one = s.predict_config(&p, &whole).unwrap();
+            assert!((one - own).abs() > 1e-9 * own, "{}: {own} = {one}", r.config);
         }
     }
 
