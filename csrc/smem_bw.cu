@@ -8,12 +8,13 @@
 //   smem_ldmatrix_x4:   ldmatrix.sync.aligned.m8n8.x4.shared.b16, lane l gives the row
 //                       address warp_base + 16 l (four 8x8 b16 matrices, 512 bytes).
 // Both patterns touch 32 consecutive 16-byte chunks per warp instruction, so each 128-byte
-// phase covers all 32 banks once: conflict-free. The SMEM_UNROLL loads of a round read
-// SMEM_UNROLL different 4 KiB slices and the slices rotate by one every round: `asm
-// volatile` binds only the compiler front end, and ptxas removed repeated loads of one
-// address (a first version that read four fixed slices twice per round measured 493 B per
-// SM cycle on an H100, about four times the banks' 128). Results are XOR-folded into a value
-// stored only if it hits a magic number.
+// phase covers all 32 banks once: conflict-free. `asm volatile` binds only the compiler
+// front end: ptxas removed repeated loads of one address (a version that read four fixed
+// slices twice per round measured 493 B per SM cycle on an H100, one whose slices rotated by
+// a constant step 254, against the banks' 128). So the SMEM_UNROLL loads of a round read
+// SMEM_UNROLL different 4 KiB slices, the rotation steps by a number ptxas cannot see (from
+// the seed argument), and the v4 read is `ld.volatile.shared`. Results are XOR-folded into
+// a value stored only if it hits a magic number.
 //
 // Timing: thread 0 reads clock64 after the barrier that follows the fill and after a
 // barrier that follows the loop, and writes rec[block] = {smid, clk0, clk1}. clock64 is a
@@ -33,7 +34,7 @@
 #define SMEM_CHUNKS 2048
 
 __device__ __forceinline__ void smem_ld_v4(u32 addr, uint4& v) {
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "r"(addr));
 }
@@ -56,9 +57,11 @@ __device__ __forceinline__ void smem_ldmatrix_x4(u32 addr, uint4& v) {
             const u32 h = origami_hash(i ^ seed);                                              \
             buf[i] = make_uint4(h, h + 1u, h ^ 0x5bd1e995u, h * 7u);                           \
         }                                                                                      \
-        /* Lane l of warp w reads chunk 32 (w mod 8) + l of slice (it + u) mod 8 (a slice   \
-           is 4 KiB, 256 chunks) in load u of round it: no two loads of a round, and no    \
-           load of two consecutive rounds, share an address. */                            \
+        /* Lane l of warp w reads chunk 32 (w mod 8) + l of slice (rot + u) mod 8 (a slice  \
+           is 4 KiB, 256 chunks) in load u; rot grows by a step known only at run time:   \
+           no two loads of a round share an address, nor can ptxas match rounds. */        \
+        const u32 step = 1u + (seed >> 29);                                                    \
+        u32 rot = 0;                                                                           \
         const u32 base = (u32)__cvta_generic_to_shared(buf) + 16u * (threadIdx.x & 255u);      \
         u32 acc = 0;                                                                           \
         i64 t0 = 0;                                                                            \
@@ -67,11 +70,12 @@ __device__ __forceinline__ void smem_ldmatrix_x4(u32 addr, uint4& v) {
         for (u32 it = 0; it < iters; ++it) {                                                   \
             uint4 v[SMEM_UNROLL];                                                              \
             _Pragma("unroll") for (int u = 0; u < SMEM_UNROLL; ++u) {                          \
-                LOAD(base + (((u32)u + it) & 7u) * 4096u, v[u]);                               \
+                LOAD(base + (((u32)u + rot) & 7u) * 4096u, v[u]);                              \
             }                                                                                  \
             _Pragma("unroll") for (int u = 0; u < SMEM_UNROLL; ++u) {                          \
                 acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;                                      \
             }                                                                                  \
+            rot += step;                                                                       \
         }                                                                                      \
         __syncthreads();                                                                       \
         if (threadIdx.x == 0) {                                                                \

@@ -396,6 +396,7 @@ pub fn auto_summary(
             family: f.name(),
             scoring: if e.is_ok() { scoring(i) } else { None },
             outcome: e.clone().map_err(|out| out.reason),
+            compared_us: choice.compared_us.get(i).copied().flatten(),
         })
         .collect();
     Some(AutoSummary {

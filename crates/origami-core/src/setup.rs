@@ -274,6 +274,12 @@ impl Setup {
             self.variant,
             dtype,
         )
+        .map(|s| {
+            s.with_time_map(crate::hw::time_map::TimeMap::for_resolution(
+                self.family.name(),
+                &self.resolved,
+            ))
+        })
         .map_err(|source| SetupError::NoFeasibleConfig {
             family: self.family.name(),
             source,

@@ -9,6 +9,7 @@ pub mod load;
 pub mod presets;
 pub mod resolve;
 pub mod schema;
+pub mod time_map;
 
 pub use derive::DeviceProps;
 pub use resolve::{resolve, FileUse, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};

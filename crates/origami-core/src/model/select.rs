@@ -134,6 +134,9 @@ pub struct Selector<'a> {
     pub constants: ModelConstants,
     pub variant: Variant,
     pub dtype: Dtype,
+    /// How a family set compares this selector's pick time with other families'
+    /// (`hw::time_map`; the identity unless set up with fitted constants it was measured on).
+    pub time_map: crate::hw::time_map::TimeMap,
     atom: MmaAtom,
     tiles: Vec<TileEntry>,
     score_rule: ScoreRule,
@@ -397,10 +400,17 @@ impl<'a> Selector<'a> {
             constants: *constants,
             variant,
             dtype,
+            time_map: crate::hw::time_map::TimeMap::IDENTITY,
             atom: family.mma_atom(dtype),
             tiles,
             variants: Default::default(),
         })
+    }
+
+    /// This selector with the time map a family set compares its picks through.
+    pub fn with_time_map(mut self, time_map: crate::hw::time_map::TimeMap) -> Self {
+        self.time_map = time_map;
+        self
     }
 
     /// The selector of the compiled variant that runs this problem

@@ -271,7 +271,7 @@ pub fn choice_section(a: &super::AutoSummary) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "\n== Kernel choice ({}): the lowest predicted time among the kernels that can run the shape ==",
+        "\n== Kernel choice ({}): the lowest compared time (the predicted time through the family's fitted map) among the kernels that can run the shape ==",
         a.set
     );
     for e in &a.entrants {
@@ -279,11 +279,12 @@ pub fn choice_section(a: &super::AutoSummary) -> String {
         let _ = match &e.outcome {
             Ok(r) => writeln!(
                 o,
-                "  {:<10} pick {}  predicted {:.0} cycles = {:.2} us ({} scoring){mark}",
+                "  {:<10} pick {}  predicted {:.0} cycles = {:.2} us, compared {:.2} us ({} scoring){mark}",
                 e.family,
                 r.config,
                 r.latency_cycles,
                 r.latency_us,
+                e.compared_us.unwrap_or(r.latency_us),
                 e.scoring.map_or("-", |s| s.name())
             ),
             Err(why) => writeln!(o, "  {:<10} not run: {why}", e.family),

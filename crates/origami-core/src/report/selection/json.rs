@@ -73,6 +73,7 @@ fn auto_json(a: &AutoSummary, columns: Columns) -> Value {
                 "family": e.family,
                 "scoring": e.scoring.map(|s| s.name()),
                 "pick": ranked_json(r, columns),
+                "compared_us": e.compared_us,
             }),
             Err(why) => json!({"family": e.family, "not_run": why}),
         })

@@ -168,6 +168,8 @@ pub struct Entrant {
     pub scoring: Option<Scoring>,
     /// The member's pick, or why it takes no part in the shape.
     pub outcome: Result<Ranked, String>,
+    /// The time the choice compared for the pick (`hw::time_map`), when it ran.
+    pub compared_us: Option<f64>,
 }
 
 /// The choice of a family set for one shape: which member won, and every member's pick

@@ -85,18 +85,25 @@ pub fn choice_lines(a: &AutoSummary, chosen_us: f64) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{}: {} chosen (the lower predicted time among the kernels that can run the shape)",
+        "{}: {} chosen (the lower compared time, the prediction through each family's fitted map, among the kernels that can run the shape)",
         a.set, a.chosen
     );
+    let chosen_compared = a
+        .entrants
+        .iter()
+        .find(|e| e.family == a.chosen)
+        .and_then(|e| e.compared_us)
+        .unwrap_or(chosen_us);
     for e in a.entrants.iter().filter(|e| e.family != a.chosen) {
         let _ = match &e.outcome {
             Ok(r) => writeln!(
                 o,
-                "  {}: pick {}  predicted {:.2} us ({:.2}x, {} scoring)",
+                "  {}: pick {}  predicted {:.2} us, compared {:.2} us ({:.2}x, {} scoring)",
                 e.family,
                 r.config,
                 r.latency_us,
-                r.latency_us / chosen_us,
+                e.compared_us.unwrap_or(r.latency_us),
+                e.compared_us.unwrap_or(r.latency_us) / chosen_compared,
                 e.scoring.map_or("-", |s| s.name())
             ),
             Err(why) => writeln!(o, "  {}: not run: {why}", e.family),
