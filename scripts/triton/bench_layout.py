@@ -159,7 +159,7 @@ def main():
     if not inputs:
         named = ((run_info or {}).get("args") or {}).get("inputs")
         inputs = named if named and os.path.isdir(named) else os.path.join(a.run, "inputs")
-    with open(os.path.join(a.run, "measurements.csv")) as f:
+    with open_csv(os.path.join(a.run, "measurements.csv")) as f:
         rows = list(csv.DictReader(f))
     shapes, configs = write_folder(a.out, rows, inputs, run_info)
     print(f"{shapes} shapes, {configs} config rows -> {a.out} "

@@ -19,12 +19,16 @@ HEADER = ["rank", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M"
           "reason"]
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_layout import open_csv  # noqa: E402
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     select = sys.argv[3] if len(sys.argv) > 3 else "origami-select"
     os.makedirs(out, exist_ok=True)
     meas = defaultdict(list)
-    with open(os.path.join(src, "measurements.csv")) as f:
+    with open_csv(os.path.join(src, "measurements.csv")) as f:
         for r in csv.DictReader(f):
             if r["role"] == "cublas" or r["status"] != "ok":
                 continue
