@@ -108,6 +108,22 @@
 #define HG_STREAM_K 0
 #endif
 
+// Clusters (HG_CLUSTER 2: an instance whose CTAs run in pairs, `__cluster_dims__(2, 1, 1)`):
+// the two CTAs of a cluster take the two tiles of one 2 BM x BN pair, rows tm = 2 tp and
+// 2 tp + 1 of the same column tn, which share B's BN x BK slice of every K tile. Each CTA's
+// producer loads its own A box and half of B's (BN / 2 rows: tma_b's box must have BN / 2
+// rows) and multicasts that half into both CTAs' stage at the same offset, completing on
+// both CTAs' `full` barrier (each expects A + all of B: the peer's half arrives through
+// the peer's copy). A stage is refilled only when the consumers of both CTAs freed it: each
+// consumer arrives on the `empty` barrier of both CTAs (CONSUMERS x 2 arrivals). The pairs
+// walk the grid in the grouped order over pair rows; the grid (even) is the number of
+// CTAs; split-K and Stream-K are not combined with it (k_per_split and stream_k ignored).
+// Both CTAs end together (a cluster barrier) so that no copy or arrival targets a CTA that
+// left. L2 reads of B per CTA halve; what it costs: the pair's slower CTA sets the pace.
+#ifndef HG_CLUSTER
+#define HG_CLUSTER 1
+#endif
+
 #include "hopper_ptx.cuh"
 #include "hopper_wgmma.cuh"
 
@@ -135,6 +151,8 @@ constexpr int CW = HG_CW;                    // columns of one epilogue chunk
 constexpr int CHUNK_BYTES = 64 * CW * 2;     // one 64-row chunk of C
 constexpr int EPI_BYTES = CONSUMERS * 2 * CHUNK_BYTES;
 constexpr u32 C_SWIZZLE_MASK = CW == 64 ? 7 : (CW == 32 ? 3 : 1);
+constexpr int CLUSTER = HG_CLUSTER;
+constexpr int B_PART = B_STAGE / CLUSTER;    // bytes of B each CTA of a cluster loads
 constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;
 constexpr int PRODUCER_REGS = 40;
 
@@ -143,6 +161,8 @@ static_assert(BM % (64 * CONSUMERS) == 0, "BM must be a multiple of 64 per consu
 static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "BN in 16..256, a multiple of 16");
 static_assert(BM <= 256, "a TMA box holds at most 256 rows");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs");
+static_assert(B_PART % 1024 == 0, "each CTA's part of B keeps whole swizzle atoms");
 static_assert(MI * ACC <= 128 + 64 * (CONSUMERS == 1), "accumulators must fit the registers");
 static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte aligned");
 static_assert(BN % CW == 0 && (CW == 64 || CW == 32 || CW == 16), "C chunks split BN");
@@ -216,6 +236,50 @@ __device__ __forceinline__ void tile_coords(int t, int grid_m, int grid_n, int g
   tn = r / gsz;
 }
 
+// This CTA's rank in its cluster.
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster (release / acquire).
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Arrive on the mbarrier at shared offset `bar` of the cluster's CTA `rank`. The default
+// semantics (release at CTA scope): a cluster-scope release made each arrival wait for the
+// consumer's wgmma still in flight, which halved the clustered kernel's speed.
+__device__ __forceinline__ void mbar_arrive_rank(u32 bar, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
+// A consumer frees stage `bar`'s slot: on its own CTA's barrier, and with clusters on the
+// other CTAs' too (their producers multicast into this CTA's stage).
+__device__ __forceinline__ void release_stage(u32 bar, u32 rank) {
+  mbar_arrive(bar);
+#pragma unroll
+  for (int r = 0; r < CLUSTER; ++r) {
+    if (r != static_cast<int>(rank)) mbar_arrive_rank(bar, r);
+  }
+}
+
+// One box of a 2-D tensor map into shared offset `dst` of every CTA in `mask`, completing
+// on the mbarrier at offset `bar` of each.
+__device__ __forceinline__ void tma_load_2d_multicast(u32 dst, const void* map, int c0, int c1,
+                                                      u32 bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<u64>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 // The consumer warpgroups together (named barrier 1 + CONSUMERS): Stream-K's hand-over.
 __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync %0, %1;" ::"r"(1 + CONSUMERS), "r"(CONSUMERS * 128) : "memory");
@@ -249,7 +313,7 @@ __device__ __forceinline__ u32 ld_acquire_u32(const u32* p) {
 //    contributors' partial tiles (always the CTA's last segment).
 struct WorkIter {
   int tiles, k_tiles, splits, k_per_split, stream_k;
-  long long next_w, end;
+  long long next_w, end, step;
 
   __device__ void begin(int tiles_, int k_tiles_, int splits_, int k_per_split_, int stream_k_) {
     tiles = tiles_;
@@ -261,7 +325,9 @@ struct WorkIter {
       next_w = range_start(blockIdx.x);
       end = range_start(blockIdx.x + 1);
     } else {
-      next_w = blockIdx.x;
+      // with clusters, a work item is a pair tile and both CTAs of a cluster take it
+      next_w = blockIdx.x / CLUSTER;
+      step = gridDim.x / CLUSTER;
       end = static_cast<long long>(tiles) * splits;
     }
   }
@@ -287,7 +353,7 @@ struct WorkIter {
     run = static_cast<int>(next_w % splits);
     kt0 = run * k_per_split;
     kt1 = min(kt0 + k_per_split, k_tiles);
-    next_w += gridDim.x;
+    next_w += step;
     return true;
   }
 };
@@ -301,6 +367,9 @@ extern "C" __device__ const int origami_hopper_gemm_c_box_cols = HG_CW;
 extern "C" __device__ const int origami_hopper_gemm_threads = hopper_gemm_detail::THREADS;
 
 extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
+#if HG_CLUSTER > 1
+    __cluster_dims__(HG_CLUSTER, 1, 1)
+#endif
     origami_hopper_gemm(const __grid_constant__ HgTmaDesc tma_a,
                         const __grid_constant__ HgTmaDesc tma_b,
                         const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
@@ -321,21 +390,30 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   const int wg = threadIdx.x / 128;
   const int grid_m = (M + BM - 1) / BM;
   const int grid_n = (N + BN - 1) / BN;
-  const int tiles = grid_m * grid_n;
+  // with clusters the work is over pair rows (tile row tm = CLUSTER x pair row + rank)
+  const int grid_mc = (grid_m + CLUSTER - 1) / CLUSTER;
+  const int tiles = grid_mc * grid_n;
   const int k_tiles = (K + BK - 1) / BK;
+  const int rank = CLUSTER > 1 ? static_cast<int>(cluster_rank()) : 0;
   // split-K: each tile's K tiles in runs of k_per_split, every run non-empty
-  if (!HG_STREAM_K) stream_k = 0;
+  if (!HG_STREAM_K || CLUSTER > 1) stream_k = 0;
+  if (CLUSTER > 1) k_per_split = k_tiles;
   if (stream_k || k_per_split < 1 || k_per_split > k_tiles) k_per_split = k_tiles;
   const int splits = (k_tiles + k_per_split - 1) / k_per_split;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), 1);
-      mbar_init(empty_bar(s), CONSUMERS);
+      mbar_init(empty_bar(s), CONSUMERS * CLUSTER);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  __syncthreads();
+  // the peer's barriers must be initialized before any copy or arrival reaches them
+  if (CLUSTER > 1) {
+    cluster_sync_all();
+  } else {
+    __syncthreads();
+  }
 
   if (wg == 0) {
     // Producer.
@@ -350,12 +428,19 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
       int t, kt0, kt1, sp;
       while (work.next(t, kt0, kt1, sp)) {
         int tm, tn;
-        tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+        tile_coords(t, grid_mc, grid_n, group_m, tm, tn);
+        tm = tm * CLUSTER + rank;
         for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(empty_bar(s), phase ^ 1u);
           mbar_expect_tx(full_bar(s), STAGE_BYTES);
           tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
-          tma_load_2d(b_stage(s), &tma_b, kt * BK, tn * BN, full_bar(s));
+          if (CLUSTER == 1) {
+            tma_load_2d(b_stage(s), &tma_b, kt * BK, tn * BN, full_bar(s));
+          } else {
+            tma_load_2d_multicast(b_stage(s) + rank * B_PART, &tma_b, kt * BK,
+                                  tn * BN + rank * (BN / CLUSTER), full_bar(s),
+                                  static_cast<unsigned short>((1u << CLUSTER) - 1u));
+          }
           if (++s == STAGES) {
             s = 0;
             phase ^= 1u;
@@ -378,7 +463,8 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     int t, kt0, kt1, sp;
     while (work.next(t, kt0, kt1, sp)) {
       int tm, tn;
-      tile_coords(t, grid_m, grid_n, group_m, tm, tn);
+      tile_coords(t, grid_mc, grid_n, group_m, tm, tn);
+      tm = tm * CLUSTER + rank;
       int prev = -1;  // the stage whose wgmma may still be reading
       for (int kt = kt0; kt < kt1; ++kt) {
         mbar_wait(full_bar(s), phase);
@@ -395,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         wgmma_commit();
         // keep this K tile's wgmma in flight; the previous one is done: free its stage
         wgmma_wait<1>();
-        if (prev >= 0 && threadIdx.x % 128 == 0) mbar_arrive(empty_bar(prev));
+        if (prev >= 0 && threadIdx.x % 128 == 0) release_stage(empty_bar(prev), rank);
         prev = s;
         if (++s == STAGES) {
           s = 0;
@@ -403,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         }
       }
       wgmma_wait<0>();
-      if (prev >= 0 && threadIdx.x % 128 == 0) mbar_arrive(empty_bar(prev));
+      if (prev >= 0 && threadIdx.x % 128 == 0) release_stage(empty_bar(prev), rank);
 
       // Epilogue: accumulator (i, 4 * j + 2 * h + e) of this thread is row
       // 16 * warp + lane / 4 + 8 * h, column 8 * j + 2 * (lane % 4) + e of m64 block i.
@@ -545,6 +631,11 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     }
     // the last chunks' stores must finish reading shared memory before the CTA ends
     if (c_by_tma && threadIdx.x % 128 == 0) tma_store_wait_all();
+  }
+  // no CTA of a cluster leaves while a peer's copies or arrivals may still reach it
+  if (CLUSTER > 1) {
+    __syncwarp();
+    cluster_sync_all();
   }
 }
 

@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
   char split_txt[32] = "";
   if (splits > 1) snprintf(split_txt, sizeof split_txt, ",split%d", splits);
   if (stream_k) snprintf(split_txt, sizeof split_txt, ",streamk");
-  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
-           HG_CONSUMERS, c_regs ? ",regs" : "", split_txt);
+  snprintf(cfg, sizeof cfg, "%dx%dx%d,s%d,c%d%s%s%s", HG_BM, HG_BN, HG_BK, HG_STAGES,
+           HG_CONSUMERS, HG_CLUSTER > 1 ? ",cluster2" : "", c_regs ? ",regs" : "", split_txt);
   if (K % 8 != 0) {
     printf("\"%s\",%d,%d,%d,%s,,,,,,refused: K %% 8 != 0\n", cfg, M, N, K,
            bf16 ? "bf16" : "fp16");
@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
   }
 
   const HgTmaDesc ta = make_map(A, M, K, HG_BM, 64, bf16);
-  const HgTmaDesc tb = make_map(B, N, K, HG_BN, 64, bf16);
+  // with clusters each CTA loads (and multicasts) BN / HG_CLUSTER rows of B
+  const HgTmaDesc tb = make_map(B, N, K, HG_BN / HG_CLUSTER, 64, bf16);
   const int c_by_tma = (!c_regs && N % 8 == 0) ? 1 : 0;
   HgTmaDesc tc;
   memset(&tc, 0, sizeof tc);
@@ -181,8 +182,24 @@ int main(int argc, char** argv) {
                           smem));
   const int tiles = ((M + HG_BM - 1) / HG_BM) * ((N + HG_BN - 1) / HG_BN);
   const long long iters = static_cast<long long>(tiles) * k_tiles;
-  const int grid = stream_k ? static_cast<int>(std::min<long long>(iters, sms))
-                            : std::min(tiles * splits, sms);
+  int grid = stream_k ? static_cast<int>(std::min<long long>(iters, sms))
+                      : std::min(tiles * splits, sms);
+  if (HG_CLUSTER > 1) {
+    // pairs of CTAs over pair tiles, as many clusters as can be resident at once
+    const int pairs = ((M + 2 * HG_BM - 1) / (2 * HG_BM)) * ((N + HG_BN - 1) / HG_BN);
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(2 * pairs, 1, 1);
+    lc.blockDim = dim3((HG_CONSUMERS + 1) * 128, 1, 1);
+    lc.dynamicSmemBytes = smem;
+    int resident = 0;
+    if (cudaOccupancyMaxActiveClusters(&resident, origami_hopper_gemm, &lc) != cudaSuccess ||
+        resident < 1) {
+      cudaGetLastError();
+      resident = sms / 2;
+    }
+    grid = 2 * std::min(pairs, resident);
+    fprintf(stderr, "clusters: %d resident at most, grid %d CTAs\n", resident, grid);
+  }
   if (stream_k) {
     // a BM x BN fp32 slot per CTA (NaN), then the CTAs' flags (zero)
     const size_t slots = static_cast<size_t>(grid) * HG_BM * HG_BN;

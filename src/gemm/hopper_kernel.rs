@@ -87,6 +87,8 @@ pub struct SplitPlan {
     /// The tile's elements (Stream-K's partial tile per CTA).
     tile_elems: u64,
     tiles: u64,
+    /// With `cluster`: the work items, pairs of tiles (two tile rows, one column); else 0.
+    pair_tiles: u64,
 }
 
 impl SplitPlan {
@@ -96,6 +98,11 @@ impl SplitPlan {
         let tiles =
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
         let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
+        let pair_tiles = if c.switches.cluster {
+            p.m.div_ceil(2 * u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)))
+        } else {
+            0
+        };
         if c.stream_k {
             return SplitPlan {
                 k_per_split: k_tiles,
@@ -103,6 +110,7 @@ impl SplitPlan {
                 stream_ctas: (tiles * k_tiles).min(u64::from(sms.max(1))).max(1),
                 tile_elems,
                 tiles,
+                pair_tiles,
             };
         }
         let (k_per_split, runs) =
@@ -113,14 +121,19 @@ impl SplitPlan {
             stream_ctas: 0,
             tile_elems,
             tiles,
+            pair_tiles,
         }
     }
 
     /// CTAs of the launch: one per SM, at most one per work item (a tile, one of its
-    /// split-K runs) or Stream-K's.
+    /// split-K runs) or Stream-K's; with `cluster`, pairs of CTAs, at most one pair per
+    /// pair of tile rows and column (`pair_tiles`), at most half the SMs' pairs.
     pub fn ctas(&self, sms: u32) -> u64 {
         if self.stream_ctas > 0 {
             return self.stream_ctas;
+        }
+        if self.pair_tiles > 0 {
+            return 2 * self.pair_tiles.min(u64::from(sms / 2).max(1));
         }
         (self.tiles * self.runs).min(u64::from(sms.max(1))).max(1)
     }
@@ -167,8 +180,9 @@ pub fn c_by_tma(p: &Problem) -> bool {
     p.n % 8 == 0
 }
 
-/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64) and C (M x N,
-/// boxes 64 x the epilogue chunk's columns; unused when `c_by_tma` is false).
+/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64; BN / 2 x 64 with
+/// `cluster`) and C (M x N, boxes 64 x the epilogue chunk's columns; unused when `c_by_tma`
+/// is false).
 pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
     [
         MapShape {
@@ -180,7 +194,12 @@ pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
         MapShape {
             rows: p.n,
             cols: p.k,
-            box_rows: c.block_n,
+            // with `cluster` each CTA of a pair loads (and multicasts) half of B's rows
+            box_rows: if c.switches.cluster {
+                c.block_n / 2
+            } else {
+                c.block_n
+            },
             box_cols: c.block_k,
         },
         MapShape {
@@ -240,6 +259,30 @@ mod tests {
         assert!(check_problem(&odd).is_ok());
         assert!(check_problem(&Problem::new(64, 64, 100, Dtype::Fp16).unwrap()).is_err());
         assert!(check_config(&parse_config("256x256x64,w12,s3").unwrap()).is_err());
+    }
+
+    #[test]
+    fn clustered_launches() {
+        // 4097 rows: 33 tile rows of 128, 17 pairs; 4103 columns: 17 tiles of 256
+        let p = Problem::new(4097, 4103, 4104, Dtype::Fp16).unwrap();
+        let c = parse_config("128x256x64,g8,w12,s4,cluster").unwrap();
+        assert!(c.switches.cluster);
+        assert_eq!(c.to_string(), "128x256x64,g8,w12,s4,cluster");
+        assert!(check_config(&c).is_ok());
+        // 289 pairs over 66 pairs of SMs: 132 CTAs; 4 pairs: 8 CTAs
+        assert_eq!(launch_dims(&c, &p, 132).grid.0, 132);
+        let small = Problem::new(512, 512, 512, Dtype::Fp16).unwrap();
+        assert_eq!(launch_dims(&c, &small, 132).grid.0, 8);
+        let [a, b, _] = map_shapes(&c, &p);
+        assert_eq!((a.box_rows, b.box_rows), (128, 128));
+        let spec = module_spec(&c, Dtype::Fp16);
+        assert!(spec.options.iter().any(|o| o == "-DHG_CLUSTER=2"));
+        assert_ne!(instance_key(&c), instance_key(&parse_config("128x256x64,w12,s4").unwrap()));
+        // whole tiles only; Triton's switches are not this kernel's
+        for bad in ["128x256x64,w12,s4,k2,cluster", "128x256x64,w12,s4,sk,cluster", "128x256x64,w12,s4,flatten"] {
+            let c = parse_config(bad).unwrap();
+            assert!(check_config(&c).is_err(), "{bad}");
+        }
     }
 
     #[test]

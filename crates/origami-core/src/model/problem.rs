@@ -96,15 +96,18 @@ pub struct Config {
     pub stream_k: bool,
 }
 
-/// Compile-time switches of Triton's persistent tensor-descriptor kernel on Hopper
-/// (python/origami_gemm/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go to the tile
-/// loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. Written after the launch
-/// as whole words (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
+/// Compile-time switches of a kernel. Triton's persistent tensor-descriptor kernel on
+/// Hopper (python/origami_gemm/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go
+/// to the tile loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. The Hopper
+/// CUDA kernel (csrc/hopper_gemm.cu): `cluster` runs its CTAs in pairs that share B's
+/// loads by TMA multicast (`HG_CLUSTER=2`). Written after the launch as whole words
+/// (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Switches {
     pub flatten: bool,
     pub warp_specialize: bool,
     pub epilogue_subtile: bool,
+    pub cluster: bool,
 }
 
 impl Switches {
@@ -113,17 +116,23 @@ impl Switches {
         flatten: false,
         warp_specialize: false,
         epilogue_subtile: false,
+        cluster: false,
     };
     /// The words of the text form, in order.
-    pub const WORDS: [&'static str; 3] = ["flatten", "warp_specialize", "epilogue_subtile"];
+    pub const WORDS: [&'static str; 4] = ["flatten", "warp_specialize", "epilogue_subtile", "cluster"];
 
     /// Whether any switch is set.
     pub fn any(&self) -> bool {
         *self != Switches::NONE
     }
 
-    fn flags(&self) -> [bool; 3] {
-        [self.flatten, self.warp_specialize, self.epilogue_subtile]
+    fn flags(&self) -> [bool; 4] {
+        [
+            self.flatten,
+            self.warp_specialize,
+            self.epilogue_subtile,
+            self.cluster,
+        ]
     }
 
     /// Set the switch named by `word` (one of [`Switches::WORDS`]); false when unknown.
@@ -132,6 +141,7 @@ impl Switches {
             "flatten" => self.flatten = true,
             "warp_specialize" => self.warp_specialize = true,
             "epilogue_subtile" => self.epilogue_subtile = true,
+            "cluster" => self.cluster = true,
             _ => return false,
         }
         true

@@ -111,6 +111,15 @@ pub fn config_violation(c: &Config) -> Option<String> {
             accumulator_limit(k)
         ));
     }
+    if c.switches.flatten || c.switches.warp_specialize || c.switches.epilogue_subtile {
+        return Some(format!(
+            "the switches{} are Triton's: this kernel takes only `cluster`",
+            c.switches
+        ));
+    }
+    if c.switches.cluster && (c.split_k > 1 || c.stream_k) {
+        return Some("`cluster` runs whole tiles: no split-K or Stream-K with it".into());
+    }
     None
 }
 
@@ -130,6 +139,10 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
     if c.stream_k {
         // an instance that can run Stream-K (its fix-up costs registers the others keep)
         d.push(("HG_STREAM_K", Some(1)));
+    }
+    if c.switches.cluster {
+        // CTAs in pairs sharing B by TMA multicast (`__cluster_dims__(2, 1, 1)`)
+        d.push(("HG_CLUSTER", Some(2)));
     }
     d
 }
