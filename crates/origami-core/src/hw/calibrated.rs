@@ -37,6 +37,58 @@ pub enum CalibratedError {
     Zero { what: &'static str },
 }
 
+/// A measurement's median when the document has it (the opt-in microbenchmarks).
+fn optional(doc: &HwDoc, name: &str) -> Option<f64> {
+    doc.measurements
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| m.summary.median)
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// The K loop's per-warp cost with its latency hidden (`kloop-cost`): the curves'
+/// `fixed_cycles` at 4 and 8 warps, a line through the origin (least squares), so that
+/// `tp_warp_iter_cycles x warps` is an iteration's own instructions; `None` without both.
+fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
+    let fixed = |w: u32| {
+        doc.curves
+            .get(&format!("kloop_cycles_vs_stages_w{w}"))
+            .and_then(|c| c.fit.get("fixed_cycles").copied())
+            .filter(|v| v.is_finite())
+    };
+    let (f4, f8) = (fixed(4)?, fixed(8)?);
+    let slope = ((4.0 * f4 + 8.0 * f8) / (16.0 + 64.0)).max(0.0);
+    Some((
+        slope,
+        format!("kloop_cycles_vs_stages fixed_cycles {f4:.1} (4 warps), {f8:.1} (8 warps): {slope:.2} per warp through the origin"),
+    ))
+}
+
+/// Dense fp16 wgmma: SM cycles per m16n8k16 per tensor core from `tc-rate`'s best rate
+/// (FLOP per SM cycle over N and warpgroups), and the narrowest N at that rate's cost
+/// (`16 x best / rate at N = 16`: a narrower instruction costs as much).
+fn wgmma_measured(doc: &HwDoc, tcs: f64) -> Option<(f64, f64, String)> {
+    let rate = |n: u32, wg: u32| optional(doc, &format!("wgmma_f16_n{n:03}_wg{wg}_flop_per_cycle_per_sm"));
+    let best = [64, 128, 256]
+        .iter()
+        .flat_map(|&n| [rate(n, 1), rate(n, 2)])
+        .flatten()
+        .fold(0.0f64, f64::max);
+    if best <= 0.0 {
+        return None;
+    }
+    let n16 = rate(16, 1).or(rate(16, 2));
+    let min_n = n16.map_or(0.0, |r| 16.0 * best / r);
+    Some((
+        tcs * 4096.0 / best,
+        min_n,
+        format!(
+            "tc-rate: best {best:.0} FLOP per SM cycle, {} at N = 16",
+            n16.map_or("none".into(), |r| format!("{r:.0}"))
+        ),
+    ))
+}
+
 fn median(doc: &HwDoc, name: &'static str) -> Result<f64, CalibratedError> {
     doc.measurements
         .iter()
@@ -93,7 +145,15 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
         "cycles per m16n8k16 of one warp",
         format!("mma_f16_ilp4/8 {warp_mma:.3}"),
     );
-    if let Some((_, wg)) = WGMMA_CYCLES_PER_M16N8K16
+    let wgmma = wgmma_measured(doc, tcs);
+    if let Some((wg, _, why)) = &wgmma {
+        put(
+            "wgmma_speedup",
+            warp_mma / wg,
+            "x mma.sync",
+            format!("{warp_mma:.3} / {wg:.3} ({why})"),
+        );
+    } else if let Some((_, wg)) = WGMMA_CYCLES_PER_M16N8K16
         .iter()
         .find(|(major, _)| *major == gpu.compute_capability[0])
     {
@@ -101,7 +161,7 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "wgmma_speedup",
             warp_mma / wg,
             "x mma.sync",
-            format!("{warp_mma:.3} / {wg} (the datasheet's dense rate; not measured yet)"),
+            format!("{warp_mma:.3} / {wg} (the datasheet's dense rate; not measured: --only tc-rate)"),
         );
     }
     put(
@@ -116,34 +176,47 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
         "cycles",
         format!("mma_f16_latency {mma_latency:.2}: the accumulator chain crosses iterations"),
     );
-    for (name, why) in [
-        (
-            "tp_iter_cycles",
-            "needs the K loop's non-MMA cost (origami-calibrate --only kloop-cost, not yet run)",
-        ),
-        (
+    put(
+        "tp_iter_cycles",
+        0.0,
+        "cycles",
+        "the K loop's own cost is per warp (tp_warp_iter_cycles)".into(),
+    );
+    match kloop_per_warp(doc) {
+        Some((v, why)) => put("tp_warp_iter_cycles", v, "cycles per warp", why),
+        None => put(
             "tp_warp_iter_cycles",
-            "needs the per-warp instruction count of the loop (not measured)",
+            0.0,
+            "cycles per warp",
+            "needs the K loop's cost (origami-calibrate --only kloop-cost)".into(),
         ),
-        (
-            "tp_block_setup_cycles",
-            "needs a block's start cost (origami-calibrate --only sync-cost, not yet run)",
-        ),
-    ] {
-        put(name, 0.0, "cycles", why.into());
     }
+    put(
+        "tp_block_setup_cycles",
+        0.0,
+        "cycles",
+        "needs a block's start cost (not measured)".into(),
+    );
     put(
         "tp_epilogue_cycles",
         4096.0 * 2.0 / l2_per_sm,
         "cycles per 4096 outputs",
         format!("4096 16-bit outputs over the SM's L2 share {l2_per_sm:.2} B/cycle"),
     );
-    put(
-        "tp_smem_bytes_per_cycle",
-        SMEM_BYTES_PER_CYCLE,
-        "bytes per cycle",
-        "32 banks x 4 B (sm_80 and later)".into(),
-    );
+    match optional(doc, "smem_read_v4_bytes_per_cycle_sm") {
+        Some(v) => put(
+            "tp_smem_bytes_per_cycle",
+            v,
+            "bytes per cycle",
+            format!("smem_read_v4 {v:.1} (smem-bw)"),
+        ),
+        None => put(
+            "tp_smem_bytes_per_cycle",
+            SMEM_BYTES_PER_CYCLE,
+            "bytes per cycle",
+            "32 banks x 4 B (sm_80 and later; not measured: --only smem-bw)".into(),
+        ),
+    }
     for (name, value, unit, why) in [
         (
             "tp_fragment_read_weight",
@@ -188,12 +261,7 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "exponent",
             "the bounds added: no overlap (the study's choice, docs/calibration-only.md)",
         ),
-        (
-            "tp_wgmma_min_n",
-            0.0,
-            "elements",
-            "no wgmma N scan yet: the instruction's own N",
-        ),
+
         (
             "tp_masked_rows",
             1.0,
@@ -208,6 +276,20 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
         ),
     ] {
         put(name, value, unit, why.into());
+    }
+    match &wgmma {
+        Some((_, n, why)) if *n > 0.0 => put(
+            "tp_wgmma_min_n",
+            *n,
+            "elements",
+            format!("{why}: the narrowest N costs as {n:.0}"),
+        ),
+        _ => put(
+            "tp_wgmma_min_n",
+            0.0,
+            "elements",
+            "no wgmma N scan (--only tc-rate): the instruction's own N".into(),
+        ),
     }
     Ok(out)
 }
@@ -247,6 +329,32 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), c.len());
+    }
+
+    #[test]
+    fn the_opt_in_microbenchmarks_replace_the_defaults_when_measured() {
+        // the H200 document has none of them: the documented defaults
+        let c = calibrated_constants(&h200()).unwrap();
+        let get = |c: &[DerivedConstant], n: &str| c.iter().find(|d| d.name == n).unwrap().value;
+        assert_eq!(get(&c, "tp_warp_iter_cycles"), 0.0);
+        assert_eq!(get(&c, "tp_smem_bytes_per_cycle"), 128.0);
+        assert_eq!(get(&c, "tp_wgmma_min_n"), 0.0);
+        // the H100's full calibration (results/h100/calibrate-full-2026-11-26.json)
+        let text = include_str!("../../../../results/h100/calibrate-full-2026-11-26.json");
+        let doc: HwDoc = serde_json::from_str(text).unwrap();
+        let c = calibrated_constants(&doc).unwrap();
+        let fixed = |w: u32| doc.curves[&format!("kloop_cycles_vs_stages_w{w}")].fit["fixed_cycles"];
+        let slope = (4.0 * fixed(4) + 8.0 * fixed(8)) / 80.0;
+        assert!((get(&c, "tp_warp_iter_cycles") - slope).abs() < 1e-12);
+        assert!((4.0..5.0).contains(&slope), "{slope}");
+        let smem = get(&c, "tp_smem_bytes_per_cycle");
+        assert!((127.0..129.0).contains(&smem), "{smem}");
+        // 4096 FLOP per SM cycle at N >= 64: 4 cycles per m16n8k16 on each of 4 tensor
+        // cores, as the datasheet's constant; 1638 at N = 16: N = 16 costs as N = 40
+        let warp = get(&c, "tp_warp_mma_cycles");
+        assert!((get(&c, "wgmma_speedup") - warp / 4.0).abs() < 1e-9);
+        assert!((get(&c, "tp_wgmma_min_n") - 40.0).abs() < 0.01);
+        ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
     }
 
     #[test]
