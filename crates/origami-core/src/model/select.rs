@@ -63,6 +63,8 @@ struct TileEntry {
     splits: Vec<u64>,
     /// Whether a launch is Stream-K (a grid of its own too).
     stream: bool,
+    /// Whether a launch runs in clusters (`TileGrid::cluster`: a grid of its own too).
+    cluster: bool,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -275,6 +277,7 @@ impl<'a> Selector<'a> {
                         floor_l2: 0.0,
                         splits: Vec::new(),
                         stream: false,
+                        cluster: false,
                     });
                     tiles.len() - 1
                 }
@@ -374,6 +377,7 @@ impl<'a> Selector<'a> {
             e.splits.sort_unstable();
             e.splits.dedup();
             e.stream = e.launches.iter().any(|l| l.stream_k);
+            e.cluster = e.launches.iter().any(|l| l.cluster);
         }
         let prunable = throughput_on
             && bound_holds(constants)
@@ -703,6 +707,15 @@ impl<'a> Selector<'a> {
             let stream = grid.stream(&hw).0;
             floor = floor.min(throughput::lower_bound(
                 &stream,
+                e.floor_core,
+                e.floor_l2,
+                &hw,
+            ));
+        }
+        if e.cluster {
+            let cluster = grid.cluster(&hw);
+            floor = floor.min(throughput::lower_bound(
+                &cluster,
                 e.floor_core,
                 e.floor_l2,
                 &hw,

@@ -63,6 +63,9 @@ pub struct LaunchStatic {
     pub split_k: u64,
     /// Stream-K ([`TileGrid::stream`]).
     pub stream_k: bool,
+    /// CTAs in pairs sharing B's loads by multicast ([`TileGrid::cluster`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cluster: bool,
 }
 
 impl LaunchStatic {
@@ -102,6 +105,7 @@ impl LaunchStatic {
             whole_boxes: false,
             split_k: u64::from(c.split_k.max(1)),
             stream_k: c.stream_k,
+            cluster: c.switches.cluster,
         }
     }
 
@@ -515,6 +519,25 @@ impl TileGrid {
     }
 }
 
+impl TileGrid {
+    /// The grid of a clustered launch of the same tile (csrc/hopper_gemm.cu, HG_CLUSTER 2):
+    /// pairs of CTAs take pairs of tiles (two tile rows, one column), at most one pair per
+    /// two SMs, so the busiest CTA runs ceil(pairs / (SMs / 2)) tiles (a last odd tile row
+    /// is paired with one past M); each CTA reads A and half of B from L2 and gets B's
+    /// other half from its peer's multicast: the L2 bytes per K iteration fall from
+    /// (BM + BN) BK to (BM + BN / 2) BK, an L2 speedup of their ratio.
+    pub fn cluster(&self, hw: &ModelInputs<'_>) -> TileGrid {
+        let sms = u64::from(hw.gpu.sm_count.max(2));
+        let pairs = self.grid_m.div_ceil(2) * self.grid_n;
+        let share = (self.bm + self.bn) as f64 / (self.bm as f64 + self.bn as f64 / 2.0);
+        TileGrid {
+            busiest: pairs.div_ceil(sms / 2),
+            l2_speedup: Some(self.l2_speedup.unwrap_or(1.0) * share),
+            ..*self
+        }
+    }
+}
+
 /// What a Stream-K range costs its CTA beyond its iterations: the tiles it touches (each
 /// an epilogue, `segments`), and the fix-up of a tile shared with later CTAs (their fp32
 /// partial tiles, `contributors` of them, read back through L2 by the tile's first CTA;
@@ -664,6 +687,13 @@ pub fn predict_on(
         (&streamed.0, Some(streamed.1))
     } else {
         (grid, None)
+    };
+    let clustered;
+    let grid = if l.cluster {
+        clustered = grid.cluster(hw);
+        &clustered
+    } else {
+        grid
     };
     let TileGrid {
         grid_m,
