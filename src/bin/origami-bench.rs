@@ -82,6 +82,12 @@ struct RunArgs {
     model: ModelFlags,
     #[command(flatten)]
     timing: TimingFlags,
+    /// Also measure energy under sustained load for cuBLAS and every config: back-to-back
+    /// launches until NVML's energy counter ticked twice at least this many seconds apart
+    /// (0.5-60; about 1 s is enough on an H100, whose counter ticks every ~70 ms): millijoules
+    /// per GEMM, average watts, the sustained milliseconds per GEMM. Reads only; sets nothing.
+    #[arg(long, value_name = "SECONDS")]
+    energy_s: Option<f64>,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
@@ -155,6 +161,13 @@ fn command_line() -> String {
 fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
+    if let Some(w) = a.energy_s {
+        if !(0.5..=60.0).contains(&w) {
+            return Err(Failure::bad(format!(
+                "--energy-s: {w} is not a window of 0.5 to 60 seconds"
+            )));
+        }
+    }
     if a.model.is_auto() && a.model.calibration_only {
         return Err(Failure::bad(
             "--calibration-only with --family auto: the family choice uses each family's own tier; name the family (origami or hopper)",
@@ -187,7 +200,8 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     };
     let (_, sel) = model.setup_on(&gpu, dtype)?;
     let mut bench = GpuBench::new(gpu, dtype, kind, compile_threads(None), Instant::now())?;
-    let (report, failed) = run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed())?;
+    let (report, failed) =
+        run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed(), a.energy_s)?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
     match a.format.as_str() {
         "json" => write_stdout(&format!("{}\n", run_out::run_json(&report)))?,

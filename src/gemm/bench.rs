@@ -70,6 +70,17 @@ pub trait GemmBench {
         data: &mut Self::Shape,
         c: &Config,
     ) -> Result<(Verification, f64), GemmError>;
+    /// Energy under sustained load (`energy::sustained`) of a config, or of cuBLAS when
+    /// `c` is `None`, at about `ms_per_launch`; `None` where the bench has no energy counter.
+    fn sustained(
+        &mut self,
+        _data: &Self::Shape,
+        _c: Option<&Config>,
+        _ms_per_launch: f64,
+        _min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        Ok(None)
+    }
     /// Time a config (see [`super::measure::measure`] for `best_ms`, `full`, `first_ms`).
     fn time_config(
         &mut self,
@@ -152,6 +163,23 @@ impl GemmBench for GpuBench {
 
     fn rotation(&self, data: &ShapeData) -> u32 {
         data.rotation
+    }
+
+    fn sustained(
+        &mut self,
+        data: &Self::Shape,
+        c: Option<&Config>,
+        ms_per_launch: f64,
+        min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        match c {
+            Some(c) => self
+                .runner
+                .sustained_config(data, c, ms_per_launch, min_window_s),
+            None => self
+                .runner
+                .sustained_cublas(data, ms_per_launch, min_window_s),
+        }
     }
 
     fn time_cublas(

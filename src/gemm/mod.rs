@@ -31,6 +31,7 @@
 //!   [`refit`]: the whole `refit` command around it (setup, scores, absolute scale).
 
 pub mod bench;
+pub mod energy;
 pub mod fit;
 pub mod flags;
 pub mod hopper_kernel;

@@ -114,6 +114,7 @@ pub fn run_configs<B: GemmBench>(
     choice: &RunChoice,
     policy: &TimingPolicy,
     seed: u64,
+    energy_s: Option<f64>,
 ) -> Result<(RunReport, Vec<String>), GemmError> {
     let (pick, configs) = chosen(sel, p, choice)?;
     let cfgs: Vec<Config> = configs.iter().map(|c| c.0).collect();
@@ -147,7 +148,11 @@ pub fn run_configs<B: GemmBench>(
                 reps: t.reps,
                 tflops: tflops(p, s.median),
                 vs_cublas: cbs.median / s.median,
+                sustained: None,
             });
+            if let (Some(w), Some(tc)) = (energy_s, timed.as_mut()) {
+                tc.sustained = bench.sustained(&data, Some(c), tc.median_ms, w)?;
+            }
         }
         results.push(ConfigResult {
             config: c.to_string(),
@@ -183,6 +188,10 @@ pub fn run_configs<B: GemmBench>(
             samples: cbs.n,
             tflops: tflops(p, cbs.median),
             reps: cb.reps,
+            sustained: match energy_s {
+                Some(w) => bench.sustained(&data, None, cbs.median, w)?,
+                None => None,
+            },
         },
         configs: results,
         rotation_copies: bench.rotation(&data),
@@ -235,11 +244,11 @@ mod tests {
         let pol = TimingPolicy::default();
         let mut b = MockBench::new(Dtype::Fp16);
         let (r, _) =
-            run_configs(&mut b, &sel, &p, &RunChoice::Model { top: None }, &pol, 1).unwrap();
+            run_configs(&mut b, &sel, &p, &RunChoice::Model { top: None }, &pol, 1, None).unwrap();
         assert_eq!(r.configs.len(), 1);
         assert_eq!(r.configs[0].config, r.model_pick);
         let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
-        let (r, _) = run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1).unwrap();
+        let (r, _) = run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1, None).unwrap();
         assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
         let (r, _) = run_configs(
             &mut b,
@@ -248,6 +257,7 @@ mod tests {
             &RunChoice::Model { top: Some(3) },
             &pol,
             1,
+            None,
         )
         .unwrap();
         assert_eq!(r.configs.len(), 3);

@@ -25,6 +25,9 @@ pub struct CublasResult {
     pub samples: usize,
     pub tflops: f64,
     pub reps: u32,
+    /// Energy under sustained load (`--energy-s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sustained: Option<super::energy::Sustained>,
 }
 
 /// A config's time, when it verified.
@@ -37,6 +40,9 @@ pub struct TimedConfig {
     pub tflops: f64,
     /// cuBLAS's median over the config's.
     pub vs_cublas: f64,
+    /// Energy under sustained load (`--energy-s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sustained: Option<super::energy::Sustained>,
 }
 
 /// A compiled config: its instance, its check against cuBLAS, its time.

@@ -604,6 +604,72 @@ impl Runner {
         )?)
     }
 
+    /// A config's energy under sustained load (`energy::sustained`): batches of about
+    /// 5 ms of back-to-back launches (the timing's graph) until NVML's energy counter
+    /// ticked twice `min_window_s` apart; `None` without a counter that moves.
+    pub fn sustained_config(
+        &self,
+        data: &ShapeData,
+        c: &Config,
+        ms_per_launch: f64,
+        min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        let mut t = KernelTimer {
+            r: self,
+            inst,
+            data,
+            dims: self.launch_dims(c, &data.problem),
+            plan: self.split_plan(c, &data.problem),
+            group_m: c.group_m as i32,
+            graph: None,
+        };
+        self.sustained_on(&mut t, ms_per_launch, min_window_s)
+    }
+
+    /// cuBLAS's energy under sustained load, as [`Runner::sustained_config`].
+    pub fn sustained_cublas(
+        &self,
+        data: &ShapeData,
+        ms_per_launch: f64,
+        min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        self.gpu.synchronize()?;
+        let mut t = CublasTimer {
+            r: self,
+            data,
+            graph: None,
+            use_graphs: true,
+        };
+        self.sustained_on(&mut t, ms_per_launch, min_window_s)
+    }
+
+    fn sustained_on<T: BatchTimer<Error = GpuError>>(
+        &self,
+        timer: &mut T,
+        ms_per_launch: f64,
+        min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        struct Nvml<'a>(&'a crate::gpu::Gpu);
+        impl super::energy::EnergyCounter for Nvml<'_> {
+            fn read_mj(&mut self) -> Option<u64> {
+                self.0.energy_mj().ok()
+            }
+        }
+        let reps = super::energy::batch_reps(ms_per_launch, 5.0, 2000);
+        timer.sample(reps)?; // the graph built and warm, outside the window
+        let t0 = std::time::Instant::now();
+        let mut now = move || t0.elapsed().as_secs_f64();
+        Ok(super::energy::sustained(
+            timer,
+            &mut Nvml(&self.gpu),
+            &mut now,
+            reps,
+            min_window_s,
+            min_window_s + 5.0,
+        )?)
+    }
+
     /// Time cuBLAS on the same rotation of inputs (always a full measurement).
     pub fn time_cublas(
         &self,

@@ -440,6 +440,15 @@ impl Gpu {
         nvml.sample(self.uuid.as_deref().unwrap_or(""), self.ordinal)
     }
 
+    /// NVML's total-energy counter of this device, millijoules (Err without NVML).
+    pub fn energy_mj(&self) -> Result<u64, GpuError> {
+        let nvml = self
+            .nvml
+            .as_ref()
+            .ok_or_else(|| GpuError::Nvml("NVML not available".into()))?;
+        nvml.energy_mj(self.uuid.as_deref().unwrap_or(""), self.ordinal)
+    }
+
     /// The driver version string from NVML (e.g. "580.95.05").
     pub fn driver_version(&self) -> Result<String, GpuError> {
         let nvml = self

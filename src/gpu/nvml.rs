@@ -42,6 +42,18 @@ impl NvmlHandle {
             .map_err(|_| GpuError::Nvml(format!("cannot initialise NVML: {first}")))
     }
 
+    /// The device's total-energy counter, millijoules since the driver loaded (Volta and
+    /// later); same device matching as [`NvmlHandle::sample`].
+    pub fn energy_mj(&self, uuid: &str, fallback_index: usize) -> Result<u64, GpuError> {
+        let dev = self
+            .nvml
+            .device_by_uuid(uuid)
+            .or_else(|_| self.nvml.device_by_index(fallback_index as u32))
+            .map_err(|e| GpuError::Nvml(e.to_string()))?;
+        dev.total_energy_consumption()
+            .map_err(|e| GpuError::Nvml(e.to_string()))
+    }
+
     /// The driver version string, e.g. "580.95.05".
     pub fn driver_version(&self) -> Result<String, GpuError> {
         self.nvml

@@ -64,6 +64,48 @@ pub fn run_text(r: &RunReport) -> String {
             note
         ));
     }
+    t.push_str(&sustained_text(r));
+    t
+}
+
+/// The energy block (`--energy-s`), when any line has a sustained measurement: per line
+/// millijoules per GEMM, average watts, the sustained time per GEMM and its energy against
+/// cuBLAS's.
+fn sustained_text(r: &RunReport) -> String {
+    use crate::gemm::energy::Sustained;
+    let mut lines: Vec<(String, Option<&Sustained>)> =
+        vec![("cuBLAS".into(), r.cublas.sustained.as_ref())];
+    for c in &r.configs {
+        let s = c
+            .ran
+            .as_ref()
+            .and_then(|x| x.timed.as_ref())
+            .and_then(|x| x.sustained.as_ref());
+        lines.push((c.config.clone(), s));
+    }
+    if lines.iter().all(|(_, s)| s.is_none()) {
+        return String::new();
+    }
+    let cb = r.cublas.sustained.map(|s| s.mj_per_launch);
+    let mut t = format!(
+        "sustained load (NVML energy counter, tick to tick):\n{:<22} {:>10} {:>8} {:>12} {:>9} {:>9} {:>10}\n",
+        "config", "mJ/GEMM", "W", "ms/GEMM", "window s", "launches", "cuB mJ/mJ"
+    );
+    for (name, s) in lines {
+        match s {
+            Some(s) => t.push_str(&format!(
+                "{:<22} {:>10.3} {:>8.1} {:>12.4} {:>9.2} {:>9} {:>10}\n",
+                name,
+                s.mj_per_launch,
+                s.avg_w,
+                s.ms_per_launch,
+                s.window_s,
+                s.launches,
+                num(cb.map(|c| c / s.mj_per_launch), |v| format!("{v:.3}"))
+            )),
+            None => t.push_str(&format!("{name:<22} {:>10}\n", "-")),
+        }
+    }
     t
 }
 
@@ -89,6 +131,7 @@ mod tests {
                 samples: 10,
                 tflops: 0.05,
                 reps: 64,
+                sustained: None,
             },
             configs: vec![
                 ConfigResult {
@@ -112,6 +155,7 @@ mod tests {
                             reps: 64,
                             tflops: 0.026,
                             vs_cublas: 0.5,
+                            sustained: None,
                         }),
                     }),
                 },
@@ -124,6 +168,31 @@ mod tests {
             rotation_copies: 32,
             clocks: None,
         }
+    }
+
+    #[test]
+    fn the_energy_block_appears_with_a_sustained_measurement() {
+        use crate::gemm::energy::Sustained;
+        let mut r = report();
+        assert!(!run_text(&r).contains("sustained load"));
+        let s = |mj: f64| Sustained {
+            mj_per_launch: mj,
+            avg_w: 500.0,
+            window_s: 1.05,
+            launches: 1000,
+            ms_per_launch: 0.021,
+        };
+        r.cublas.sustained = Some(s(10.0));
+        if let Some(t) = r.configs[0].ran.as_mut().and_then(|x| x.timed.as_mut()) {
+            t.sustained = Some(s(12.5));
+        }
+        let text = run_text(&r);
+        assert!(text.contains("sustained load"), "{text}");
+        // cuBLAS's energy over the config's: 10 / 12.5
+        assert!(text.contains("0.800"), "{text}");
+        let j: serde_json::Value = serde_json::from_str(&run_json(&r)).unwrap();
+        assert_eq!(j["cublas"]["sustained"]["mj_per_launch"], 10.0);
+        assert_eq!(j["configs"][0]["sustained"]["launches"], 1000);
     }
 
     #[test]
