@@ -12,17 +12,17 @@ python3 scripts/hopper/gen_wgmma.py --check
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
-# BMxBNxSTAGESxCONSUMERS
+# BMxBNxSTAGESxCONSUMERS[xCLUSTER] (a clustered instance has its unclustered row's figures)
 for c in 128x256x4x2 256x128x4x2 128x192x4x2 128x128x6x2 128x64x8x2 128x128x4x1 64x256x4x1 \
-         64x128x8x1 64x64x8x1; do
-    IFS=x read -r bm bn st co <<<"$c"
+         64x128x8x1 64x64x8x1 128x256x4x2x2 64x128x8x1x2; do
+    IFS=x read -r bm bn st co cl <<<"$c"
     for dt in fp16 bf16; do
         flag=""
         [ "$dt" = bf16 ] && flag="-DHG_BF16"
         log="$tmp/$c.$dt.log"
         if ! "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Icsrc -cubin \
             -Xptxas -v -DHG_BM="$bm" -DHG_BN="$bn" -DHG_STAGES="$st" -DHG_CONSUMERS="$co" \
-            $flag -o "$tmp/k.cubin" csrc/hopper_gemm.cu >"$log" 2>&1; then
+            -DHG_CLUSTER="${cl:-1}" $flag -o "$tmp/k.cubin" csrc/hopper_gemm.cu >"$log" 2>&1; then
             echo "FAIL $c $dt: nvcc failed"; cat "$log"; status=1; continue
         fi
         # both kernels of the file (the GEMM and split-K's reduction): registers of each,

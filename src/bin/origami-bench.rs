@@ -200,8 +200,15 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     };
     let (_, sel) = model.setup_on(&gpu, dtype)?;
     let mut bench = GpuBench::new(gpu, dtype, kind, compile_threads(None), Instant::now())?;
-    let (report, failed) =
-        run_configs(&mut bench, &sel, &p, &choice, &pol, clock_seed(), a.energy_s)?;
+    let (report, failed) = run_configs(
+        &mut bench,
+        &sel,
+        &p,
+        &choice,
+        &pol,
+        clock_seed(),
+        a.energy_s,
+    )?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
     match a.format.as_str() {
         "json" => write_stdout(&format!("{}\n", run_out::run_json(&report)))?,

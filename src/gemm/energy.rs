@@ -35,7 +35,7 @@ pub struct Sustained {
 /// Launches per batch so that a batch takes about `batch_ms` at `ms_per_launch`
 /// (at least 1, at most `cap`).
 pub fn batch_reps(ms_per_launch: f64, batch_ms: f64, cap: u32) -> u32 {
-    if !(ms_per_launch > 0.0) {
+    if ms_per_launch.is_nan() || ms_per_launch <= 0.0 {
         return 1;
     }
     ((batch_ms / ms_per_launch).ceil() as u32).clamp(1, cap.max(1))

@@ -99,7 +99,8 @@ impl SplitPlan {
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
         let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
         let pair_tiles = if c.switches.cluster {
-            p.m.div_ceil(2 * u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)))
+            p.m.div_ceil(2 * u64::from(c.block_m.max(1)))
+                * p.n.div_ceil(u64::from(c.block_n.max(1)))
         } else {
             0
         };
@@ -277,9 +278,16 @@ mod tests {
         assert_eq!((a.box_rows, b.box_rows), (128, 128));
         let spec = module_spec(&c, Dtype::Fp16);
         assert!(spec.options.iter().any(|o| o == "-DHG_CLUSTER=2"));
-        assert_ne!(instance_key(&c), instance_key(&parse_config("128x256x64,w12,s4").unwrap()));
+        assert_ne!(
+            instance_key(&c),
+            instance_key(&parse_config("128x256x64,w12,s4").unwrap())
+        );
         // whole tiles only; Triton's switches are not this kernel's
-        for bad in ["128x256x64,w12,s4,k2,cluster", "128x256x64,w12,s4,sk,cluster", "128x256x64,w12,s4,flatten"] {
+        for bad in [
+            "128x256x64,w12,s4,k2,cluster",
+            "128x256x64,w12,s4,sk,cluster",
+            "128x256x64,w12,s4,flatten",
+        ] {
             let c = parse_config(bad).unwrap();
             assert!(check_config(&c).is_err(), "{bad}");
         }

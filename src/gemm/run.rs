@@ -243,12 +243,21 @@ mod tests {
         let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
         let pol = TimingPolicy::default();
         let mut b = MockBench::new(Dtype::Fp16);
-        let (r, _) =
-            run_configs(&mut b, &sel, &p, &RunChoice::Model { top: None }, &pol, 1, None).unwrap();
+        let (r, _) = run_configs(
+            &mut b,
+            &sel,
+            &p,
+            &RunChoice::Model { top: None },
+            &pol,
+            1,
+            None,
+        )
+        .unwrap();
         assert_eq!(r.configs.len(), 1);
         assert_eq!(r.configs[0].config, r.model_pick);
         let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
-        let (r, _) = run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1, None).unwrap();
+        let (r, _) =
+            run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1, None).unwrap();
         assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
         let (r, _) = run_configs(
             &mut b,

@@ -68,7 +68,12 @@ fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
 /// (FLOP per SM cycle over N and warpgroups), and the narrowest N at that rate's cost
 /// (`16 x best / rate at N = 16`: a narrower instruction costs as much).
 fn wgmma_measured(doc: &HwDoc, tcs: f64) -> Option<(f64, f64, String)> {
-    let rate = |n: u32, wg: u32| optional(doc, &format!("wgmma_f16_n{n:03}_wg{wg}_flop_per_cycle_per_sm"));
+    let rate = |n: u32, wg: u32| {
+        optional(
+            doc,
+            &format!("wgmma_f16_n{n:03}_wg{wg}_flop_per_cycle_per_sm"),
+        )
+    };
     let best = [64, 128, 256]
         .iter()
         .flat_map(|&n| [rate(n, 1), rate(n, 2)])
@@ -161,7 +166,9 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "wgmma_speedup",
             warp_mma / wg,
             "x mma.sync",
-            format!("{warp_mma:.3} / {wg} (the datasheet's dense rate; not measured: --only tc-rate)"),
+            format!(
+                "{warp_mma:.3} / {wg} (the datasheet's dense rate; not measured: --only tc-rate)"
+            ),
         );
     }
     put(
@@ -261,7 +268,6 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "exponent",
             "the bounds added: no overlap (the study's choice, docs/calibration-only.md)",
         ),
-
         (
             "tp_masked_rows",
             1.0,
@@ -343,7 +349,8 @@ mod tests {
         let text = include_str!("../../../../results/h100/calibrate-full-2026-11-26.json");
         let doc: HwDoc = serde_json::from_str(text).unwrap();
         let c = calibrated_constants(&doc).unwrap();
-        let fixed = |w: u32| doc.curves[&format!("kloop_cycles_vs_stages_w{w}")].fit["fixed_cycles"];
+        let fixed =
+            |w: u32| doc.curves[&format!("kloop_cycles_vs_stages_w{w}")].fit["fixed_cycles"];
         let slope = (4.0 * fixed(4) + 8.0 * fixed(8)) / 80.0;
         assert!((get(&c, "tp_warp_iter_cycles") - slope).abs() < 1e-12);
         assert!((4.0..5.0).contains(&slope), "{slope}");

@@ -85,7 +85,7 @@ mod tests {
         let mut r = Resolved {
             gpu: doc.gpu.clone(),
             gpu_source: gpu.into(),
-            params: doc.params.clone(),
+            params: doc.params,
             tiers: Default::default(),
             constants: Default::default(),
             used_default_preset: false,

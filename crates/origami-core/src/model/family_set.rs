@@ -235,7 +235,8 @@ impl FamilySet {
                 Ok((sel, s))
             })
             .collect();
-        let compared = |(s, sel): &(Selection, &Selector<'_>)| sel.time_map.apply(s.pick.latency_us);
+        let compared =
+            |(s, sel): &(Selection, &Selector<'_>)| sel.time_map.apply(s.pick.latency_us);
         let winner = fastest(&selections, compared);
         let compared_us: Vec<Option<f64>> = selections
             .iter()
@@ -442,7 +443,10 @@ mod tests {
                 .map(|e| e.as_ref().unwrap().latency_us)
                 .collect();
             assert!(compared[c.chosen] <= compared[1 - c.chosen], "{m}x{n}x{k}");
-            assert!(compared.iter().zip(&raw).all(|(a, b)| a != b), "maps applied");
+            assert!(
+                compared.iter().zip(&raw).all(|(a, b)| a != b),
+                "maps applied"
+            );
         }
     }
 

@@ -119,7 +119,8 @@ impl Switches {
         cluster: false,
     };
     /// The words of the text form, in order.
-    pub const WORDS: [&'static str; 4] = ["flatten", "warp_specialize", "epilogue_subtile", "cluster"];
+    pub const WORDS: [&'static str; 4] =
+        ["flatten", "warp_specialize", "epilogue_subtile", "cluster"];
 
     /// Whether any switch is set.
     pub fn any(&self) -> bool {

@@ -471,7 +471,10 @@ impl<'a> Selector<'a> {
             .iter()
             .find(|e| e.tile == (config.block_m, config.block_n, config.block_k))?;
         let key = |c: &Config| (c.num_warps, c.num_stages, c.switches, c.split_k, c.stream_k);
-        let j = e.feasible.iter().position(|c| key(&c.config) == key(config))?;
+        let j = e
+            .feasible
+            .iter()
+            .position(|c| key(&c.config) == key(config))?;
         Some((e, j))
     }
 
@@ -999,7 +1002,11 @@ mod tests {
                 ..r.config
             };
             let one = s.predict_config(&p, &whole).unwrap();
-            assert!((one - own).abs() > 1e-9 * own, "{}: {own} = {one}", r.config);
+            assert!(
+                (one - own).abs() > 1e-9 * own,
+                "{}: {own} = {one}",
+                r.config
+            );
         }
     }
 
