@@ -581,19 +581,10 @@ impl Runner {
         full: bool,
         first_ms: Option<f64>,
     ) -> Result<Timing, GemmError> {
-        let inst = self.instance(c).map_err(GemmError::Runtime)?;
+        let mut t = self.kernel_timer(data, c)?;
         if let Some(why) = self.launch_violation(c, &data.problem) {
             return Err(GemmError::BadInput(why));
         }
-        let mut t = KernelTimer {
-            r: self,
-            inst,
-            data,
-            dims: self.launch_dims(c, &data.problem),
-            plan: self.split_plan(c, &data.problem),
-            group_m: c.group_m as i32,
-            graph: None,
-        };
         Ok(measure(
             &mut t,
             policy,
@@ -602,6 +593,24 @@ impl Runner {
             full,
             first_ms,
         )?)
+    }
+
+    /// The batch timer of a compiled config on a shape (its launch, the graph built on
+    /// first use).
+    fn kernel_timer<'a>(
+        &'a self,
+        data: &'a ShapeData,
+        c: &Config,
+    ) -> Result<KernelTimer<'a>, GemmError> {
+        Ok(KernelTimer {
+            r: self,
+            inst: self.instance(c).map_err(GemmError::Runtime)?,
+            data,
+            dims: self.launch_dims(c, &data.problem),
+            plan: self.split_plan(c, &data.problem),
+            group_m: c.group_m as i32,
+            graph: None,
+        })
     }
 
     /// A config's energy under sustained load (`energy::sustained`): batches of about
@@ -614,16 +623,7 @@ impl Runner {
         ms_per_launch: f64,
         min_window_s: f64,
     ) -> Result<Option<super::energy::Sustained>, GemmError> {
-        let inst = self.instance(c).map_err(GemmError::Runtime)?;
-        let mut t = KernelTimer {
-            r: self,
-            inst,
-            data,
-            dims: self.launch_dims(c, &data.problem),
-            plan: self.split_plan(c, &data.problem),
-            group_m: c.group_m as i32,
-            graph: None,
-        };
+        let mut t = self.kernel_timer(data, c)?;
         self.sustained_on(&mut t, ms_per_launch, min_window_s)
     }
 
@@ -634,14 +634,19 @@ impl Runner {
         ms_per_launch: f64,
         min_window_s: f64,
     ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        let mut t = self.cublas_timer(data)?;
+        self.sustained_on(&mut t, ms_per_launch, min_window_s)
+    }
+
+    /// cuBLAS's batch timer on a shape (the device idle first; graphs when capture works).
+    fn cublas_timer<'a>(&'a self, data: &'a ShapeData) -> Result<CublasTimer<'a>, GemmError> {
         self.gpu.synchronize()?;
-        let mut t = CublasTimer {
+        Ok(CublasTimer {
             r: self,
             data,
             graph: None,
             use_graphs: true,
-        };
-        self.sustained_on(&mut t, ms_per_launch, min_window_s)
+        })
     }
 
     fn sustained_on<T: BatchTimer<Error = GpuError>>(
@@ -676,13 +681,7 @@ impl Runner {
         data: &ShapeData,
         policy: &TimingPolicy,
     ) -> Result<Timing, GemmError> {
-        self.gpu.synchronize()?;
-        let mut t = CublasTimer {
-            r: self,
-            data,
-            graph: None,
-            use_graphs: true,
-        };
+        let mut t = self.cublas_timer(data)?;
         Ok(measure(&mut t, policy, data.rotation, None, true, None)?)
     }
 }

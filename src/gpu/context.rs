@@ -433,29 +433,25 @@ impl Gpu {
 
     /// An NVML reading of this device (Err without NVML: not fatal).
     pub fn nvml_sample(&self) -> Result<ClockSample, GpuError> {
-        let nvml = self
-            .nvml
-            .as_ref()
-            .ok_or_else(|| GpuError::Nvml("NVML not available".into()))?;
-        nvml.sample(self.uuid.as_deref().unwrap_or(""), self.ordinal)
+        self.nvml()?
+            .sample(self.uuid.as_deref().unwrap_or(""), self.ordinal)
     }
 
     /// NVML's total-energy counter of this device, millijoules (Err without NVML).
     pub fn energy_mj(&self) -> Result<u64, GpuError> {
-        let nvml = self
-            .nvml
-            .as_ref()
-            .ok_or_else(|| GpuError::Nvml("NVML not available".into()))?;
-        nvml.energy_mj(self.uuid.as_deref().unwrap_or(""), self.ordinal)
+        self.nvml()?
+            .energy_mj(self.uuid.as_deref().unwrap_or(""), self.ordinal)
     }
 
     /// The driver version string from NVML (e.g. "580.95.05").
     pub fn driver_version(&self) -> Result<String, GpuError> {
-        let nvml = self
-            .nvml
+        self.nvml()?.driver_version()
+    }
+
+    fn nvml(&self) -> Result<&super::nvml::NvmlHandle, GpuError> {
+        self.nvml
             .as_ref()
-            .ok_or_else(|| GpuError::Nvml("NVML not available".into()))?;
-        nvml.driver_version()
+            .ok_or_else(|| GpuError::Nvml("NVML not available".into()))
     }
 
     /// Whether NVRTC is present (needed for modules without a prebuilt cubin).

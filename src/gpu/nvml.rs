@@ -45,12 +45,20 @@ impl NvmlHandle {
     /// The device's total-energy counter, millijoules since the driver loaded (Volta and
     /// later); same device matching as [`NvmlHandle::sample`].
     pub fn energy_mj(&self, uuid: &str, fallback_index: usize) -> Result<u64, GpuError> {
-        let dev = self
-            .nvml
+        self.device(uuid, fallback_index)?
+            .total_energy_consumption()
+            .map_err(|e| GpuError::Nvml(e.to_string()))
+    }
+
+    /// The device with this UUID, else NVML's device `fallback_index`.
+    fn device(
+        &self,
+        uuid: &str,
+        fallback_index: usize,
+    ) -> Result<nvml_wrapper::Device<'_>, GpuError> {
+        self.nvml
             .device_by_uuid(uuid)
             .or_else(|_| self.nvml.device_by_index(fallback_index as u32))
-            .map_err(|e| GpuError::Nvml(e.to_string()))?;
-        dev.total_energy_consumption()
             .map_err(|e| GpuError::Nvml(e.to_string()))
     }
 
@@ -64,11 +72,7 @@ impl NvmlHandle {
     /// Read a device's clocks and reasons; `uuid` as from `probe::device_uuid`, with the
     /// NVML index `fallback_index` used when no device has that UUID.
     pub fn sample(&self, uuid: &str, fallback_index: usize) -> Result<ClockSample, GpuError> {
-        let dev = self
-            .nvml
-            .device_by_uuid(uuid)
-            .or_else(|_| self.nvml.device_by_index(fallback_index as u32))
-            .map_err(|e| GpuError::Nvml(e.to_string()))?;
+        let dev = self.device(uuid, fallback_index)?;
         Ok(ClockSample {
             sm_mhz: dev.clock_info(Clock::SM).ok(),
             mem_mhz: dev.clock_info(Clock::Memory).ok(),
