@@ -45,6 +45,7 @@ struct Sweep {
     shard: Option<Shard>,
     max_configs: usize,
     budget: Option<f64>,
+    energy_s: Option<f64>,
 }
 
 fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami::exit::Failure> {
@@ -65,6 +66,7 @@ fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami:
         max_configs: Some(s.max_configs),
         only_pick: false,
         time_budget_s: s.budget,
+        energy_s: s.energy_s,
         seed: Some(7),
         shard: s.shard,
         policy: TimingPolicy::default(),
@@ -82,6 +84,7 @@ fn plain(max_configs: usize) -> Sweep {
         shard: None,
         max_configs,
         budget: None,
+        energy_s: None,
     }
 }
 
@@ -90,6 +93,7 @@ fn shard(index: usize, count: usize) -> Sweep {
         shard: Some(Shard { index, count }),
         max_configs: 24,
         budget: None,
+        energy_s: None,
     }
 }
 
@@ -312,4 +316,61 @@ fn the_cli_merges_and_checks_shard_flags() {
     }
     assert!(!root.join("never").exists());
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn energy_columns_fill_for_fully_timed_configs_only() {
+    let root = tmpdir("energy");
+    let lists = lists(&root);
+    let dir = root.join("e");
+    let meta = sweep(
+        &dir,
+        &lists,
+        &Sweep {
+            energy_s: Some(1.0),
+            ..plain(6)
+        },
+    )
+    .unwrap();
+    assert_eq!(meta.plan.energy_s, Some(1.0));
+    let mut rdr = csv::Reader::from_path(dir.join("configs.csv")).unwrap();
+    let head = rdr.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (mj, w, ms, screened, measured) = (
+        col("energy_mj"),
+        col("energy_w"),
+        col("sustained_ms"),
+        col("screened"),
+        col("measured_ms"),
+    );
+    let mut with = 0;
+    for r in rdr.records() {
+        let r = r.unwrap();
+        let full = !r[measured].is_empty() && &r[screened] == "0";
+        assert_eq!(!r[mj].is_empty(), full, "{r:?}");
+        if full {
+            with += 1;
+            let (e, p, t): (f64, f64, f64) = (
+                r[mj].parse().unwrap(),
+                r[w].parse().unwrap(),
+                r[ms].parse().unwrap(),
+            );
+            assert!((e - p * t).abs() < 1e-6 * e, "{r:?}");
+        }
+    }
+    assert!(with > 0);
+    // a folder without the columns (written before them) still reads: the plain sweep
+    let plain_dir = root.join("p");
+    sweep(&plain_dir, &lists, &plain(6)).unwrap();
+    let text = std::fs::read_to_string(plain_dir.join("configs.csv")).unwrap();
+    let old: String = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            f[..f.len() - 3].join(",")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(plain_dir.join("configs.csv"), old + "\n").unwrap();
+    summarize_folder(&plain_dir, None).unwrap();
 }

@@ -176,6 +176,12 @@ pub struct SweepFlags {
     /// Stop starting new shapes once this many seconds are used (resume later).
     #[arg(long)]
     pub time_budget_s: Option<f64>,
+    /// Also measure every fully timed config's energy under sustained load (NVML's energy
+    /// counter, a window of this many seconds, 0.5-60; at least that long per config: pair
+    /// it with --max-configs or --only-pick): configs.csv's energy_mj, energy_w and
+    /// sustained_ms columns.
+    #[arg(long, value_name = "SECONDS")]
+    pub energy_s: Option<f64>,
     /// Compile threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -204,6 +210,13 @@ impl SweepFlags {
         if self.max_configs == Some(0) {
             return Err(Failure::bad("--max-configs: must be at least 1"));
         }
+        if let Some(w) = self.energy_s {
+            if !(0.5..=60.0).contains(&w) {
+                return Err(Failure::bad(format!(
+                    "--energy-s: {w} is not a window of 0.5 to 60 seconds"
+                )));
+            }
+        }
         let shard = self.shard.as_deref().map(Shard::parse).transpose();
         Ok(SweepRequest {
             shard: shard.map_err(Failure::bad)?,
@@ -213,6 +226,7 @@ impl SweepFlags {
             max_configs: self.max_configs,
             only_pick: self.only_pick,
             time_budget_s: self.time_budget_s,
+            energy_s: self.energy_s,
             seed: self.seed,
             policy,
             command,

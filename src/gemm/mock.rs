@@ -221,6 +221,34 @@ impl GemmBench for MockBench {
         ))
     }
 
+    /// A deterministic stand-in for the energy counter (the tick logic is
+    /// `energy::sustained`'s, tested there): 300 W plus 25 W per warp, at the kernel's
+    /// mock time (cuBLAS: 450 W), the window's seconds on the clock.
+    fn sustained(
+        &mut self,
+        data: &MockShape,
+        c: Option<&Config>,
+        ms_per_launch: f64,
+        min_window_s: f64,
+    ) -> Result<Option<super::energy::Sustained>, GemmError> {
+        let (ms, watts) = match c {
+            Some(c) => (
+                mock_kernel_ms(c, &data.problem),
+                300.0 + 25.0 * f64::from(c.num_warps),
+            ),
+            None => (ms_per_launch, 450.0),
+        };
+        self.advance(min_window_s);
+        let launches = (min_window_s * 1e3 / ms).max(1.0) as u64;
+        Ok(Some(super::energy::Sustained {
+            mj_per_launch: watts * ms,
+            avg_w: watts,
+            window_s: min_window_s,
+            launches,
+            ms_per_launch: ms,
+        }))
+    }
+
     fn time_config(
         &mut self,
         data: &MockShape,

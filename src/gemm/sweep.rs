@@ -119,6 +119,15 @@ pub struct ConfigRow {
     pub rel_err: Option<f64>,
     pub passed: u8,
     pub note: String,
+    /// Energy under sustained load (`sweep --energy-s`; `energy::sustained`): millijoules
+    /// per launch, average watts, milliseconds per launch meanwhile. Empty otherwise, and
+    /// in folders written before the columns existed.
+    #[serde(default)]
+    pub energy_mj: Option<f64>,
+    #[serde(default)]
+    pub energy_w: Option<f64>,
+    #[serde(default)]
+    pub sustained_ms: Option<f64>,
 }
 
 impl ConfigRow {
@@ -155,6 +164,9 @@ impl ConfigRow {
             rel_err: None,
             passed: 0,
             note: String::new(),
+            energy_mj: None,
+            energy_w: None,
+            sustained_ms: None,
         }
     }
 
@@ -417,6 +429,8 @@ impl DoneShapes {
 #[derive(Debug, Clone, Copy)]
 pub struct SweepOptions {
     pub policy: TimingPolicy,
+    /// Energy under sustained load for every fully timed config, this window in seconds.
+    pub energy_s: Option<f64>,
 }
 
 /// Run one shape on a bench: inputs, cuBLAS, then every planned config (verify, time).
@@ -488,6 +502,13 @@ pub fn run_shape<B: GemmBench>(
         }
         row.reps = t.reps;
         row.screened = u8::from(t.screened_out);
+        if let (Some(w), Some(ms), false) = (opts.energy_s, row.measured_ms, t.screened_out) {
+            if let Some(s) = bench.sustained(&data, Some(&x.config), ms, w)? {
+                row.energy_mj = Some(s.mj_per_launch);
+                row.energy_w = Some(s.avg_w);
+                row.sustained_ms = Some(s.ms_per_launch);
+            }
+        }
         rows.push(row);
         progress();
     }

@@ -261,6 +261,8 @@ pub struct SweepRequest {
     pub max_configs: Option<usize>,
     pub only_pick: bool,
     pub time_budget_s: Option<f64>,
+    /// Energy under sustained load per timed config (`--energy-s`), seconds of window.
+    pub energy_s: Option<f64>,
     /// Base seed of the inputs (default: the clock).
     pub seed: Option<u64>,
     pub shard: Option<Shard>,
@@ -334,7 +336,10 @@ pub fn run_sweep<B: GemmBench>(
     observer.measuring(jobs.iter().map(|j| j.planned.len() as u64).sum());
     let cfg_path = folder.dir.join(files::CONFIGS_CSV);
     let shp_path = folder.dir.join(files::SHAPES_CSV);
-    let opts = SweepOptions { policy: req.policy };
+    let opts = SweepOptions {
+        policy: req.policy,
+        energy_s: req.energy_s,
+    };
     let mut shapes_left = 0usize;
     for (i, j) in jobs.iter().enumerate() {
         if let Some(budget) = req.time_budget_s {
@@ -381,6 +386,7 @@ pub fn run_sweep<B: GemmBench>(
             shape_lists: req.lists.iter().map(ShapeList::meta).collect(),
             max_configs: req.max_configs,
             only_pick: req.only_pick,
+            energy_s: req.energy_s,
         },
         run: RunRecord {
             base_seed: Some(base_seed),
