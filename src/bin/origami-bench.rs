@@ -162,11 +162,7 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
     if let Some(w) = a.energy_s {
-        if !(0.5..=60.0).contains(&w) {
-            return Err(Failure::bad(format!(
-                "--energy-s: {w} is not a window of 0.5 to 60 seconds"
-            )));
-        }
+        origami::gemm::energy::check_window(w).map_err(Failure::bad)?;
     }
     if a.model.is_auto() && a.model.calibration_only {
         return Err(Failure::bad(

@@ -32,6 +32,18 @@ pub struct Sustained {
     pub ms_per_launch: f64,
 }
 
+/// `--energy-s`'s window, checked: 0.5 to 60 seconds (the counter ticks every ~70 ms; a
+/// minute per config is already long).
+pub fn check_window(seconds: f64) -> Result<f64, String> {
+    if (0.5..=60.0).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "--energy-s: {seconds} is not a window of 0.5 to 60 seconds"
+        ))
+    }
+}
+
 /// Launches per batch so that a batch takes about `batch_ms` at `ms_per_launch`
 /// (at least 1, at most `cap`).
 pub fn batch_reps(ms_per_launch: f64, batch_ms: f64, cap: u32) -> u32 {
@@ -224,6 +236,10 @@ mod tests {
             None
         );
         assert_eq!(batch_reps(0.0, 5.0, 1000), 1);
+        assert_eq!(check_window(1.0), Ok(1.0));
+        for bad in [0.1, 61.0, f64::NAN, f64::INFINITY] {
+            assert!(check_window(bad).unwrap_err().starts_with("--energy-s: "));
+        }
         assert_eq!(batch_reps(1e-4, 5.0, 1000), 1000);
     }
 }

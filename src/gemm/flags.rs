@@ -211,11 +211,7 @@ impl SweepFlags {
             return Err(Failure::bad("--max-configs: must be at least 1"));
         }
         if let Some(w) = self.energy_s {
-            if !(0.5..=60.0).contains(&w) {
-                return Err(Failure::bad(format!(
-                    "--energy-s: {w} is not a window of 0.5 to 60 seconds"
-                )));
-            }
+            super::energy::check_window(w).map_err(Failure::bad)?;
         }
         let shard = self.shard.as_deref().map(Shard::parse).transpose();
         Ok(SweepRequest {

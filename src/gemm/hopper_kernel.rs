@@ -99,8 +99,10 @@ impl SplitPlan {
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
         let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
         let pair_tiles = if c.switches.cluster {
-            p.m.div_ceil(2 * u64::from(c.block_m.max(1)))
-                * p.n.div_ceil(u64::from(c.block_n.max(1)))
+            crate::model::throughput::cluster_pairs(
+                p.m.div_ceil(u64::from(c.block_m.max(1))),
+                p.n.div_ceil(u64::from(c.block_n.max(1))),
+            )
         } else {
             0
         };

@@ -95,12 +95,7 @@ fn wgmma_measured(doc: &HwDoc, tcs: f64) -> Option<(f64, f64, String)> {
 }
 
 fn median(doc: &HwDoc, name: &'static str) -> Result<f64, CalibratedError> {
-    doc.measurements
-        .iter()
-        .find(|m| m.name == name)
-        .map(|m| m.summary.median)
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or(CalibratedError::Missing(name))
+    optional(doc, name).ok_or(CalibratedError::Missing(name))
 }
 
 /// The tier's constants for a measured document, in a fixed order.

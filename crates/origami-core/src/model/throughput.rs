@@ -519,6 +519,12 @@ impl TileGrid {
     }
 }
 
+/// The work items of a clustered launch (csrc/hopper_gemm.cu, HG_CLUSTER 2): pairs of
+/// tiles, two tile rows of one column (a last odd row paired with one past M).
+pub fn cluster_pairs(grid_m: u64, grid_n: u64) -> u64 {
+    grid_m.div_ceil(2) * grid_n
+}
+
 impl TileGrid {
     /// The grid of a clustered launch of the same tile (csrc/hopper_gemm.cu, HG_CLUSTER 2):
     /// pairs of CTAs take pairs of tiles (two tile rows, one column), at most one pair per
@@ -528,7 +534,7 @@ impl TileGrid {
     /// (BM + BN) BK to (BM + BN / 2) BK, an L2 speedup of their ratio.
     pub fn cluster(&self, hw: &ModelInputs<'_>) -> TileGrid {
         let sms = u64::from(hw.gpu.sm_count.max(2));
-        let pairs = self.grid_m.div_ceil(2) * self.grid_n;
+        let pairs = cluster_pairs(self.grid_m, self.grid_n);
         let share = (self.bm + self.bn) as f64 / (self.bm as f64 + self.bn as f64 / 2.0);
         TileGrid {
             busiest: pairs.div_ceil(sms / 2),

@@ -154,6 +154,12 @@ pub fn config_violation(c: &Config) -> Option<String> {
             "warp tile {tile_m}x{tile_n} is not a multiple of {WARP_TILE_MULTIPLE}"
         ));
     }
+    if c.split_k > 1 || c.stream_k || c.switches.any() {
+        return Some(
+            "split-K, Stream-K and compile-time switches are other kernels' knobs: this kernel runs whole tiles"
+                .into(),
+        );
+    }
     None
 }
 
@@ -264,6 +270,17 @@ mod tests {
             Some("warp tile 8x16 is not a multiple of 16")
         );
         assert_eq!(why("32x32x16,w4,s2"), None);
+        // other kernels' knobs are refused, not run as the whole-tile kernel
+        for other in [
+            "32x32x16,w4,s2,k2",
+            "32x32x16,w4,s2,sk",
+            "32x32x16,w4,s2,cluster",
+        ] {
+            assert!(
+                why(other).unwrap().contains("other kernels' knobs"),
+                "{other}"
+            );
+        }
         assert_eq!(
             why("48x32x16,w4,s2").as_deref(),
             Some("BLOCK_M and BLOCK_N must be 32, 64, 128 or 256")
