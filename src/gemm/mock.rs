@@ -222,7 +222,7 @@ impl GemmBench for MockBench {
     }
 
     /// A deterministic stand-in for the energy counter (the tick logic is
-    /// `energy::sustained`'s, tested there): 300 W plus 25 W per warp, at the kernel's
+    /// `energy::sustained_queued`'s, tested there): 300 W plus 25 W per warp, at the kernel's
     /// mock time (cuBLAS: 450 W), the window's seconds on the clock.
     fn sustained(
         &mut self,
@@ -246,6 +246,7 @@ impl GemmBench for MockBench {
             window_s: min_window_s,
             launches,
             ms_per_launch: ms,
+            busy: 1.0,
         }))
     }
 

@@ -646,10 +646,11 @@ impl Runner {
             data,
             graph: None,
             use_graphs: true,
+            last_reps: 1,
         })
     }
 
-    fn sustained_on<T: BatchTimer<Error = GpuError>>(
+    fn sustained_on<T: Replay>(
         &self,
         timer: &mut T,
         ms_per_launch: f64,
@@ -661,12 +662,31 @@ impl Runner {
                 self.0.energy_mj().ok()
             }
         }
+        /// The timer's batch (its graph of `reps` launches) replayed on an event queue.
+        struct Queued<'t, T> {
+            timer: &'t mut T,
+            queue: crate::gpu::EventQueue,
+        }
+        impl<T: Replay> super::energy::LaunchQueue for Queued<'_, T> {
+            type Error = GpuError;
+            fn enqueue(&mut self, _reps: u32) -> Result<(), GpuError> {
+                let timer = &mut *self.timer;
+                self.queue.push(|| timer.replay())
+            }
+            fn finished(&mut self) -> Result<(u64, f64), GpuError> {
+                self.queue.poll()
+            }
+            fn drain(&mut self) -> Result<(), GpuError> {
+                self.queue.drain().map(|_| ())
+            }
+        }
         let reps = super::energy::batch_reps(ms_per_launch, 5.0, 2000);
-        timer.sample(reps)?; // the graph built and warm, outside the window
+        timer.sample(reps)?; // the graph of `reps` launches built and warm, outside the window
+        let queue = timer.event_queue(self);
         let t0 = std::time::Instant::now();
         let mut now = move || t0.elapsed().as_secs_f64();
-        Ok(super::energy::sustained(
-            timer,
+        Ok(super::energy::sustained_queued(
+            &mut Queued { timer, queue },
             &mut Nvml(&self.gpu),
             &mut now,
             reps,
@@ -683,6 +703,47 @@ impl Runner {
     ) -> Result<Timing, GemmError> {
         let mut t = self.cublas_timer(data)?;
         Ok(measure(&mut t, policy, data.rotation, None, true, None)?)
+    }
+}
+
+/// A batch timer whose last batch can be enqueued again without waiting (the energy
+/// window's queue).
+trait Replay: BatchTimer<Error = GpuError> {
+    /// Enqueue the batch of the last `sample` again (asynchronous).
+    fn replay(&mut self) -> Result<(), GpuError>;
+    /// An event queue on the stream the batches run on.
+    fn event_queue(&self, r: &Runner) -> crate::gpu::EventQueue;
+}
+
+impl Replay for KernelTimer<'_> {
+    fn replay(&mut self) -> Result<(), GpuError> {
+        match &self.graph {
+            Some((_, g)) => g.replay(),
+            None => Err(GpuError::Unsupported(
+                "no batch to replay: sample first".into(),
+            )),
+        }
+    }
+    fn event_queue(&self, r: &Runner) -> crate::gpu::EventQueue {
+        r.gpu.event_queue()
+    }
+}
+
+impl Replay for CublasTimer<'_> {
+    fn replay(&mut self) -> Result<(), GpuError> {
+        match (&self.graph, self.use_graphs) {
+            (Some((_, g)), true) => g.replay(),
+            _ => {
+                // host launches, as `sample` times them without graphs
+                for i in 0..self.last_reps as usize {
+                    self.call(i % self.data.rotation as usize)?;
+                }
+                Ok(())
+            }
+        }
+    }
+    fn event_queue(&self, r: &Runner) -> crate::gpu::EventQueue {
+        r.cublas.event_queue()
     }
 }
 
@@ -722,6 +783,8 @@ struct CublasTimer<'a> {
     data: &'a ShapeData,
     graph: Option<(u32, crate::gpu::cublas::CublasGraph)>,
     use_graphs: bool,
+    /// The batch size of the last sample (host launches replay it).
+    last_reps: u32,
 }
 
 impl CublasTimer<'_> {
@@ -743,6 +806,7 @@ impl BatchTimer for CublasTimer<'_> {
     type Error = GpuError;
     fn sample(&mut self, reps: u32) -> Result<f64, GpuError> {
         let rot = self.data.rotation as usize;
+        self.last_reps = reps;
         if self.use_graphs && self.graph.as_ref().map(|g| g.0) != Some(reps) {
             let captured = self.r.cublas.capture(|| {
                 for i in 0..reps as usize {

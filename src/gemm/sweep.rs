@@ -128,6 +128,9 @@ pub struct ConfigRow {
     pub energy_w: Option<f64>,
     #[serde(default)]
     pub sustained_ms: Option<f64>,
+    /// The launches' GPU time over the energy window (`energy::Sustained::busy`, about 1).
+    #[serde(default)]
+    pub energy_busy: Option<f64>,
 }
 
 impl ConfigRow {
@@ -167,6 +170,7 @@ impl ConfigRow {
             energy_mj: None,
             energy_w: None,
             sustained_ms: None,
+            energy_busy: None,
         }
     }
 
@@ -507,6 +511,7 @@ pub fn run_shape<B: GemmBench>(
                 row.energy_mj = Some(s.mj_per_launch);
                 row.energy_w = Some(s.avg_w);
                 row.sustained_ms = Some(s.ms_per_launch);
+                row.energy_busy = Some(s.busy);
             }
         }
         rows.push(row);

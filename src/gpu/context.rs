@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{
-    CudaContext, CudaGraph, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaGraph, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    ValidAsZeroBits,
 };
 
 use super::error::GpuError;
@@ -402,6 +403,11 @@ impl Gpu {
         time_on_stream(&self.ctx, &self.stream, work)
     }
 
+    /// A queue of event-timed batches on this device's stream ([`EventQueue`]).
+    pub fn event_queue(&self) -> EventQueue {
+        EventQueue::new(&self.ctx, &self.stream)
+    }
+
     /// Capture what `work` enqueues into a CUDA graph (nothing runs during capture).
     pub fn capture(&self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<Graph, GpuError> {
         self.stream
@@ -457,6 +463,78 @@ impl Gpu {
     /// Whether NVRTC is present (needed for modules without a prebuilt cubin).
     pub fn has_nvrtc(&self) -> bool {
         probe::is_present(Library::Nvrtc)
+    }
+}
+
+/// Batches of work on a stream, each between two timing events, polled without waiting:
+/// the GPU side of `gemm::energy::LaunchQueue` (the queue stays full while the host reads
+/// NVML).
+pub struct EventQueue {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pending: std::collections::VecDeque<(CudaEvent, CudaEvent)>,
+    done: u64,
+    done_ms: f64,
+}
+
+impl EventQueue {
+    pub(crate) fn new(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> EventQueue {
+        EventQueue {
+            ctx: ctx.clone(),
+            stream: stream.clone(),
+            pending: Default::default(),
+            done: 0,
+            done_ms: 0.0,
+        }
+    }
+
+    /// Enqueue what `work` enqueues between two events; returns at once.
+    pub fn push(&mut self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<(), GpuError> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(GpuError::driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(GpuError::driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(GpuError::driver("recording an event"))?;
+        work()?;
+        end.record(&self.stream)
+            .map_err(GpuError::driver("recording an event"))?;
+        self.pending.push_back((start, end));
+        Ok(())
+    }
+
+    /// Batches finished so far (in order) and their GPU milliseconds in all; never waits.
+    pub fn poll(&mut self) -> Result<(u64, f64), GpuError> {
+        while let Some((start, end)) = self.pending.front() {
+            if !end
+                .try_is_complete()
+                .map_err(GpuError::driver("querying an event"))?
+            {
+                break;
+            }
+            let ms = start
+                .elapsed_ms(end)
+                .map_err(GpuError::driver("reading event time"))?;
+            self.done += 1;
+            self.done_ms += f64::from(ms);
+            self.pending.pop_front();
+        }
+        Ok((self.done, self.done_ms))
+    }
+
+    /// Wait for every batch, then count them.
+    pub fn drain(&mut self) -> Result<(u64, f64), GpuError> {
+        if let Some((_, end)) = self.pending.back() {
+            end.synchronize()
+                .map_err(GpuError::driver("waiting for queued work"))?;
+        }
+        self.poll()
     }
 }
 

@@ -167,6 +167,11 @@ impl Cublas {
         super::context::time_on_stream(&self.ctx, &self.stream, work)
     }
 
+    /// A queue of event-timed batches on the cuBLAS stream.
+    pub fn event_queue(&self) -> super::context::EventQueue {
+        super::context::EventQueue::new(&self.ctx, &self.stream)
+    }
+
     /// Capture the cuBLAS calls `work` makes into a CUDA graph (nothing runs).
     pub fn capture(
         &self,

@@ -30,7 +30,7 @@ pub mod nvml;
 pub mod probe;
 pub mod tma;
 
-pub use context::{DeviceBuffer, Gpu, Graph, KernelArgs, LaunchDims, TensorMap};
+pub use context::{DeviceBuffer, EventQueue, Gpu, Graph, KernelArgs, LaunchDims, TensorMap};
 pub use error::GpuError;
 pub use module::{Kernel, KernelAttrs, Module, ModuleOrigin, ModuleSpec, SourceRef};
 pub use nvml::ClockSample;

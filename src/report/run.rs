@@ -88,19 +88,20 @@ fn sustained_text(r: &RunReport) -> String {
     }
     let cb = r.cublas.sustained.map(|s| s.mj_per_launch);
     let mut t = format!(
-        "sustained load (NVML energy counter, tick to tick):\n{:<22} {:>10} {:>8} {:>12} {:>9} {:>9} {:>10}\n",
-        "config", "mJ/GEMM", "W", "ms/GEMM", "window s", "launches", "cuB mJ/mJ"
+        "sustained load (NVML energy counter, tick to tick):\n{:<22} {:>10} {:>8} {:>12} {:>9} {:>9} {:>6} {:>10}\n",
+        "config", "mJ/GEMM", "W", "ms/GEMM", "window s", "launches", "busy", "cuB mJ/mJ"
     );
     for (name, s) in lines {
         match s {
             Some(s) => t.push_str(&format!(
-                "{:<22} {:>10.3} {:>8.1} {:>12.4} {:>9.2} {:>9} {:>10}\n",
+                "{:<22} {:>10.3} {:>8.1} {:>12.4} {:>9.2} {:>9} {:>6.3} {:>10}\n",
                 name,
                 s.mj_per_launch,
                 s.avg_w,
                 s.ms_per_launch,
                 s.window_s,
                 s.launches,
+                s.busy,
                 num(cb.map(|c| c / s.mj_per_launch), |v| format!("{v:.3}"))
             )),
             None => t.push_str(&format!("{name:<22} {:>10}\n", "-")),
@@ -181,6 +182,7 @@ mod tests {
             window_s: 1.05,
             launches: 1000,
             ms_per_launch: 0.021,
+            busy: 0.99,
         };
         r.cublas.sustained = Some(s(10.0));
         if let Some(t) = r.configs[0].ran.as_mut().and_then(|x| x.timed.as_mut()) {
