@@ -64,6 +64,7 @@ fn sweep(dir: &Path, lists: &[PathBuf], s: &Sweep) -> Result<SweepMeta, origami:
         dtype: Dtype::Fp16,
         model: "origami".into(),
         max_configs: Some(s.max_configs),
+        spread: None,
         only_pick: false,
         time_budget_s: s.budget,
         energy_s: s.energy_s,

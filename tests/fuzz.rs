@@ -405,6 +405,7 @@ fn pick_row(
         top: Some(1),
         all: false,
         explain: false,
+        energy: Default::default(),
     };
     let job = req.prepare(|| None, |_| {}).map_err(|e| e.to_string())?;
     let (mut out, mut diag) = (Vec::new(), Vec::new());

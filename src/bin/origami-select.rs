@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use origami::device::detect_device;
 use origami::exit::{finish, help_line, Exit, Failure};
-use origami::pick::PickRequest;
+use origami::pick::{EnergyRequest, PickError, PickRequest};
 use origami::report::selection::{
     CsvWriter, JsonWriter, SelectionWriter, TextWriter, TritonWriter,
 };
@@ -21,7 +21,9 @@ const EXAMPLES: &str = "Examples:
   origami-select --shapes data/llm_shapes.csv --top 3 --format json
   origami-select 4096 4096 4095 --family triton-auto --gpu h100-sxm --format triton
   TRITONBLAS_HW_PARAMS=h200.json origami-select 4096 4096 4096 --format triton
-  origami-select --describe --gpu h200 --family origami --format json";
+  origami-select --describe --gpu h200 --family origami --format json
+  origami-select 4096 4096 4096 --family hopper --gpu h100-sxm --objective energy
+  origami-select 8192 8192 8192 --family hopper --gpu h100-sxm --pareto --power-limit 400";
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq)]
 enum Format {
@@ -118,6 +120,31 @@ struct Args {
     /// object with the set's name and a "members" array).
     #[arg(long, conflicts_with_all = ["m", "shapes", "all", "explain"])]
     describe: bool,
+    /// What the pick minimizes: time (one launch at full clock, the model's own ranking;
+    /// under --power-limit when given), sustained (the time per GEMM under the power limit,
+    /// back to back), energy (millijoules per GEMM under the limit) or edp (energy x
+    /// sustained time). All but time price every feasible config with the energy model
+    /// (measured costs: --energy-costs, or those committed for the GPU); the output adds
+    /// sustained_us, energy_mj and power_w.
+    #[arg(long, value_name = "OBJECTIVE")]
+    objective: Option<String>,
+    /// A power limit in watts for planning (the GPU's own is read when calibrated, never
+    /// set): the energy model slows a config that would draw more to what the limit
+    /// allows.
+    #[arg(long = "power-limit", value_name = "W")]
+    power_limit: Option<String>,
+    /// A calibration with the energy costs (origami-calibrate --only clock,energy); else
+    /// those of TRITONBLAS_HW_PARAMS when it has them, else the ones committed for the GPU
+    /// (calibrations/energy/).
+    #[arg(long = "energy-costs", value_name = "FILE.json")]
+    energy_costs: Option<PathBuf>,
+    /// Print each shape's predicted time/energy Pareto front (the configs no other config
+    /// beats in both sustained time and energy) instead of a pick: text, csv or json.
+    #[arg(long, conflicts_with_all = ["all", "explain", "top"])]
+    pareto: bool,
+    /// With --pareto: also draw the fronts into this PNG (one panel per shape, up to 36).
+    #[arg(long, value_name = "FILE.png", requires = "pareto")]
+    plot: Option<PathBuf>,
 }
 
 impl Format {
@@ -156,16 +183,94 @@ fn run(args: Args) -> Result<(), Failure> {
         top: args.top,
         all: args.all,
         explain: args.explain,
+        energy: EnergyRequest {
+            objective: args.objective,
+            power_limit: args.power_limit,
+            costs_file: args.energy_costs,
+            pareto: args.pareto,
+        },
     };
+    if args.pareto && args.format == Format::Triton {
+        return Err(PickError::ParetoFormat.into());
+    }
     let job = request.prepare(detect_device, |notice| {
         eprintln!("origami-select: {notice}")
     })?;
+    if job.pareto {
+        return pareto(&job, args.format, args.plot.as_deref());
+    }
     let mut out = BufWriter::new(std::io::stdout().lock());
     job.write(
         args.format.writer().as_mut(),
         &mut out,
         &mut std::io::stderr(),
     )?;
+    Ok(())
+}
+
+/// `--pareto`: each shape's predicted front, in the format asked, and the PNG.
+fn pareto(
+    job: &origami::pick::PickJob,
+    format: Format,
+    plot: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    use origami::report::pareto_plot::{front, pareto_png, ParetoPanel};
+    use origami::report::selection::pareto::{
+        pareto_csv, pareto_json, pareto_text, PARETO_CSV_HEADER,
+    };
+    use std::io::Write;
+    let shapes = job.pareto_fronts()?;
+    let text = match format {
+        Format::Text => shapes
+            .iter()
+            .map(pareto_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Csv => {
+            let mut t = format!("{PARETO_CSV_HEADER}\n");
+            for s in &shapes {
+                t.push_str(&pareto_csv(s));
+            }
+            t
+        }
+        Format::Json => {
+            let v: Vec<_> = shapes.iter().map(pareto_json).collect();
+            format!("{:#}\n", serde_json::Value::Array(v))
+        }
+        Format::Triton => return Err(PickError::ParetoFormat.into()),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failure::output)?;
+    if let Some(path) = plot {
+        let panels: Vec<ParetoPanel> = shapes
+            .iter()
+            .map(|s| {
+                let pts: Vec<(f64, f64)> = s
+                    .all
+                    .iter()
+                    .map(|x| (x.energy.sustained_us, x.energy.energy_mj))
+                    .collect();
+                ParetoPanel {
+                    title: format!(
+                        "{}x{}x{} {}",
+                        s.problem.m, s.problem.n, s.problem.k, s.family
+                    ),
+                    predicted_front: front(&pts),
+                    predicted: pts,
+                    ..ParetoPanel::default()
+                }
+            })
+            .collect();
+        let limit = shapes.first().map_or(0.0, |s| s.power_limit_w);
+        pareto_png(
+            &panels,
+            &format!("predicted sustained time (x) vs energy per GEMM (y) under {limit:.0} W; blue: front"),
+            path,
+        )
+        .map_err(Failure::runtime)?;
+    }
     Ok(())
 }
 

@@ -170,6 +170,11 @@ pub struct SweepFlags {
     /// Only the first N configs of the model's order per shape (the pick always).
     #[arg(long)]
     pub max_configs: Option<usize>,
+    /// N configs spread over the model's whole order per shape: the pick, the last, and
+    /// ranks at geometric steps between (configs that differ a lot: for scoring a model
+    /// across the space, e.g. energy, at N configs per shape).
+    #[arg(long, value_name = "N", conflicts_with_all = ["max_configs", "only_pick"])]
+    pub spread: Option<usize>,
     /// Only the pick (and cuBLAS).
     #[arg(long)]
     pub only_pick: bool,
@@ -210,6 +215,11 @@ impl SweepFlags {
         if self.max_configs == Some(0) {
             return Err(Failure::bad("--max-configs: must be at least 1"));
         }
+        if self.spread.is_some_and(|n| n < 2) {
+            return Err(Failure::bad(
+                "--spread: must be at least 2 (the pick and the last config)",
+            ));
+        }
         if let Some(w) = self.energy_s {
             super::energy::check_window(w).map_err(Failure::bad)?;
         }
@@ -220,6 +230,7 @@ impl SweepFlags {
             dtype,
             model: self.model.model.clone(),
             max_configs: self.max_configs,
+            spread: self.spread,
             only_pick: self.only_pick,
             time_budget_s: self.time_budget_s,
             energy_s: self.energy_s,

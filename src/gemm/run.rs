@@ -81,8 +81,8 @@ fn chosen(
         RunChoice::Model { top } => *top,
         RunChoice::Given(_) => None,
     };
-    let (selection, planned) =
-        plan(sel, p, top, top.is_none()).map_err(|e| GemmError::BadInput(e.to_string()))?;
+    let (selection, planned) = plan(sel, p, super::sweep::Keep::of(top, None, top.is_none()))
+        .map_err(|e| GemmError::BadInput(e.to_string()))?;
     let pick = selection.pick.config;
     let list = match choice {
         RunChoice::Model { .. } => planned

@@ -32,14 +32,57 @@ pub struct Planned {
     pub is_pick: bool,
 }
 
+/// Which configs of the model's order a sweep times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Every feasible config (the brute force).
+    All,
+    /// The first N (`--max-configs`; the pick always).
+    First(usize),
+    /// N spread over the whole order (`--spread`): the pick, the last, and ranks at
+    /// geometric steps between ([`spread_ranks`]); configs that differ a lot, for a model
+    /// scored across the space (energy) at a cost of N per shape.
+    Spread(usize),
+    /// The pick alone (`--only-pick`).
+    Pick,
+}
+
+impl Keep {
+    pub fn of(max_configs: Option<usize>, spread: Option<usize>, only_pick: bool) -> Keep {
+        match (only_pick, spread, max_configs) {
+            (true, _, _) => Keep::Pick,
+            (_, Some(n), _) => Keep::Spread(n.max(1)),
+            (_, _, Some(n)) => Keep::First(n.max(1)),
+            _ => Keep::All,
+        }
+    }
+}
+
+/// `n` positions (from 0) spread over an order of `total`: 0, total - 1, and
+/// round(total^(i / (n - 1))) - 1 between, without repeats (all of them when n >= total).
+pub fn spread_ranks(total: usize, n: usize) -> Vec<usize> {
+    if n >= total {
+        return (0..total).collect();
+    }
+    if n <= 1 {
+        return vec![0];
+    }
+    let mut v: Vec<usize> = (0..n)
+        .map(|i| {
+            let r = (total as f64).powf(i as f64 / (n - 1) as f64).round() as usize;
+            r.clamp(1, total) - 1
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
 /// The model's order over the family for one shape: every feasible config with its tile's
-/// prediction and its tile's phase-2 group size; the pick first. `max_configs` keeps the
-/// first N of that order (the pick always), `only_pick` keeps the pick alone.
+/// prediction and its tile's phase-2 group size; the pick first; `keep` says which of them.
 pub fn plan(
     s: &Selector<'_>,
     p: &Problem,
-    max_configs: Option<usize>,
-    only_pick: bool,
+    keep: Keep,
 ) -> Result<(Selection, Vec<Planned>), crate::model::NoFiniteScore> {
     let sel = s.select(p, false)?;
     let ranked = s.ranked(&sel, usize::MAX);
@@ -79,10 +122,14 @@ pub fn plan(
     }
     // Pick first (it is timed in full and seeds the screen).
     out.sort_by_key(|x| !x.is_pick);
-    if only_pick {
-        out.truncate(1);
-    } else if let Some(n) = max_configs {
-        out.truncate(n.max(1));
+    match keep {
+        Keep::All => {}
+        Keep::Pick => out.truncate(1),
+        Keep::First(n) => out.truncate(n.max(1)),
+        Keep::Spread(n) => {
+            let ranks = spread_ranks(out.len(), n);
+            out = ranks.into_iter().map(|i| out[i].clone()).collect();
+        }
     }
     Ok((sel, out))
 }
@@ -645,15 +692,36 @@ mod tests {
         )
         .unwrap();
         let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
-        let (sel, v) = plan(&s, &p, None, false).unwrap();
+        let (sel, v) = plan(&s, &p, Keep::All).unwrap();
         assert_eq!(v.len(), 306);
         assert!(v[0].is_pick);
         assert_eq!(v[0].config, sel.pick.config);
         assert_eq!(v.iter().filter(|x| x.is_pick).count(), 1);
-        let (_, one) = plan(&s, &p, None, true).unwrap();
+        let (_, one) = plan(&s, &p, Keep::Pick).unwrap();
         assert_eq!(one.len(), 1);
-        let (_, five) = plan(&s, &p, Some(5), false).unwrap();
+        let (_, five) = plan(&s, &p, Keep::First(5)).unwrap();
         assert_eq!(five.len(), 5);
         assert!(five[0].is_pick);
+        let (_, spread) = plan(&s, &p, Keep::Spread(6)).unwrap();
+        assert_eq!(spread[0].config, v[0].config);
+        assert_eq!(spread[5].config, v[305].config);
+        assert_eq!(
+            spread.iter().map(|x| x.model_rank).collect::<Vec<_>>(),
+            spread_ranks(306, 6)
+                .iter()
+                .map(|&i| v[i].model_rank)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn spread_ranks_step_geometrically_from_the_pick_to_the_last() {
+        assert_eq!(spread_ranks(1196, 8), vec![0, 2, 7, 20, 56, 157, 434, 1195]);
+        assert_eq!(spread_ranks(5, 8), vec![0, 1, 2, 3, 4]);
+        assert_eq!(spread_ranks(100, 1), vec![0]);
+        // few configs, many asked: no repeats
+        let v = spread_ranks(20, 12);
+        assert!(v.windows(2).all(|w| w[0] < w[1]), "{v:?}");
+        assert_eq!((v[0], *v.last().unwrap()), (0, 19));
     }
 }

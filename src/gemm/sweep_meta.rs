@@ -151,6 +151,9 @@ pub struct SweepPlan {
     pub max_configs: Option<usize>,
     #[serde(default)]
     pub only_pick: bool,
+    /// `--spread N`: N configs spread over the model's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<usize>,
     /// `--energy-s`: every fully timed config's energy under sustained load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_s: Option<f64>,
@@ -180,6 +183,7 @@ impl SweepPlan {
             ("shape_lists", self.shape_lists == other.shape_lists),
             ("max_configs", self.max_configs == other.max_configs),
             ("only_pick", self.only_pick == other.only_pick),
+            ("spread", self.spread == other.spread),
             ("energy_s", self.energy_s == other.energy_s),
         ];
         same.iter().find(|(_, eq)| !eq).map(|(k, _)| *k)

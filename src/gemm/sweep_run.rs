@@ -259,6 +259,8 @@ pub struct SweepRequest {
     /// The model variant as given (recorded in the meta).
     pub model: String,
     pub max_configs: Option<usize>,
+    /// `--spread N`: N configs spread over the model's order (`sweep::Keep::Spread`).
+    pub spread: Option<usize>,
     pub only_pick: bool,
     pub time_budget_s: Option<f64>,
     /// Energy under sustained load per timed config (`--energy-s`), seconds of window.
@@ -305,8 +307,9 @@ pub fn run_sweep<B: GemmBench>(
             if !mine || folder.done.take(&key) {
                 continue;
             }
-            let (_, planned) = plan(sel, &e.problem, req.max_configs, req.only_pick)
-                .map_err(|e| Failure::new(e.exit_code(), e))?;
+            let keep = super::sweep::Keep::of(req.max_configs, req.spread, req.only_pick);
+            let (_, planned) =
+                plan(sel, &e.problem, keep).map_err(|e| Failure::new(e.exit_code(), e))?;
             jobs.push(Job {
                 set: &list.set,
                 label: &e.label,
@@ -385,6 +388,7 @@ pub fn run_sweep<B: GemmBench>(
             error_bound: error_bound(req.dtype),
             shape_lists: req.lists.iter().map(ShapeList::meta).collect(),
             max_configs: req.max_configs,
+            spread: req.spread,
             only_pick: req.only_pick,
             energy_s: req.energy_s,
         },

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod font;
+pub mod pareto_plot;
 pub mod plots;
 pub mod progress;
 pub mod refit;

@@ -13,11 +13,16 @@ use std::path::PathBuf;
 
 use crate::dtype::{Dtype, UnknownDtype};
 use crate::exit::{Exit, ToExit};
+use crate::hw::energy::{EnergyCosts, COST_NAMES};
+use crate::hw::load::{load_file, HwFile};
 use crate::hw::DeviceProps;
 use crate::model::family_set::{set_names, Choice, FamilySet, NoMember};
+use crate::model::objective::{self, EnergyPlan, Objective, Priced};
 use crate::model::problem::{parse_dim, DimError};
+use crate::model::select::Ranked;
 use crate::model::shapes::{read_shape_rows, ShapesError};
 use crate::model::{Problem, Selector};
+use crate::report::selection::ObjectiveNote;
 use crate::report::selection::{
     AutoSummary, BatchRow, BatchRows, Columns, Entrant, KernelInfo, Listing, SelectionReport,
     SelectionWriter,
@@ -80,6 +85,24 @@ pub enum PickError {
     /// No member of the family set can select for a shape (a single family's own reason).
     #[error(transparent)]
     NoMember(#[from] NoMember),
+    #[error("--objective: unknown objective '{0}' (known: time, sustained, energy, edp)")]
+    UnknownObjective(String),
+    #[error("--power-limit: '{0}' is not a power in watts above 0")]
+    PowerLimit(String),
+    #[error("--power-limit: {limit} W is at or below the GPU's static power ({static_w:.0} W, {source_name}): no clock meets it")]
+    PowerBelowStatic {
+        limit: f64,
+        static_w: f64,
+        source_name: String,
+    },
+    #[error("--energy-costs {}: {msg}", path.display())]
+    EnergyCostsFile { path: PathBuf, msg: String },
+    #[error("--objective {objective}: {reason}")]
+    EnergyCosts { objective: String, reason: String },
+    #[error("--objective {objective} prices configs with the throughput model's counts: family {family} is scored by the latency model here (no fitted throughput constants for this GPU)")]
+    NotPriceable { objective: String, family: String },
+    #[error("--format triton writes one launch per shape: --pareto writes text, csv or json")]
+    ParetoFormat,
     #[error("writing output: {0}")]
     Output(#[from] io::Error),
 }
@@ -135,6 +158,30 @@ pub struct PickRequest {
     pub all: bool,
     /// Add the `--explain` walk-through to a single shape's report (refused with `shapes`).
     pub explain: bool,
+    /// `--objective`, `--power-limit`, `--energy-costs`, `--pareto`.
+    pub energy: EnergyRequest,
+}
+
+/// The energy side of a request (issue 15, section 4), as typed.
+#[derive(Debug, Clone, Default)]
+pub struct EnergyRequest {
+    /// `--objective` (time when not given).
+    pub objective: Option<String>,
+    /// `--power-limit W`: a limit for planning instead of the GPU's own.
+    pub power_limit: Option<String>,
+    /// `--energy-costs FILE`: a calibration with the energy measurements.
+    pub costs_file: Option<PathBuf>,
+    /// `--pareto`: the time/energy front of each shape instead of a pick.
+    pub pareto: bool,
+}
+
+impl EnergyRequest {
+    /// Whether anything asks for the energy model.
+    pub fn active(&self) -> bool {
+        self.pareto
+            || self.power_limit.is_some()
+            || self.objective.as_deref().is_some_and(|o| o != "time")
+    }
 }
 
 /// A checked request: the shapes and the model set up for them.
@@ -151,6 +198,10 @@ pub struct PickJob {
     pub batch: Option<BatchRows>,
     pub listing: Listing,
     pub explain: bool,
+    /// The objective with its costs, when the energy model is asked for.
+    pub energy: Option<EnergyPlan>,
+    /// `--pareto`: write each shape's time/energy front instead of a pick.
+    pub pareto: bool,
 }
 
 impl PickRequest {
@@ -194,6 +245,20 @@ impl PickRequest {
                     .join(" and "),
             });
         }
+        let objective = match self.energy.objective.as_deref() {
+            None => Objective::Time,
+            Some(o) => Objective::named(o).ok_or_else(|| PickError::UnknownObjective(o.into()))?,
+        };
+        let power_limit = match &self.energy.power_limit {
+            None => None,
+            Some(w) => Some(
+                w.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v > 0.0)
+                    .ok_or_else(|| PickError::PowerLimit(w.clone()))?,
+            ),
+        };
         let rows = self.problems(dtype)?;
         for (line, p) in &rows {
             if let Some(reason) = set.violation(p) {
@@ -229,9 +294,16 @@ impl PickRequest {
                 None => setup(&request)?,
             });
         }
+        let energy = if self.energy.active() {
+            Some(self.energy_plan(objective, power_limit, &setups[0])?)
+        } else {
+            None
+        };
+        let mut columns = Columns::of(&set);
+        columns.energy = energy.is_some();
         Ok(PickJob {
             problems,
-            columns: Columns::of(&set),
+            columns,
             set,
             setups,
             batch,
@@ -240,6 +312,69 @@ impl PickRequest {
                 all: self.all,
             },
             explain: self.explain,
+            energy,
+            pareto: self.energy.pareto,
+        })
+    }
+
+    /// The objective with its energy costs: `--energy-costs`, else the override file's
+    /// measurements when it is a full calibration with them, else the costs committed for
+    /// the GPU's preset.
+    fn energy_plan(
+        &self,
+        objective: Objective,
+        power_limit_w: Option<f64>,
+        setup: &Setup,
+    ) -> Result<EnergyPlan, PickError> {
+        let gpu = &setup.resolved.gpu.name;
+        let costs = if let Some(path) = &self.energy.costs_file {
+            let doc =
+                match load_file(path) {
+                    Ok(HwFile::Full(doc)) => doc,
+                    Ok(HwFile::Override(_)) => return Err(PickError::EnergyCostsFile {
+                        path: path.clone(),
+                        msg: "a flat override has no measurements: give origami-calibrate's output"
+                            .into(),
+                    }),
+                    Err(e) => {
+                        return Err(PickError::EnergyCostsFile {
+                            path: path.clone(),
+                            msg: e.to_string(),
+                        })
+                    }
+                };
+            EnergyCosts::from_doc(&doc, &path.display().to_string())
+        } else {
+            let file_doc = self
+                .override_file
+                .as_ref()
+                .and_then(|p| match load_file(p) {
+                    Ok(HwFile::Full(doc))
+                        if doc.measurements.iter().any(|m| m.name == COST_NAMES[0]) =>
+                    {
+                        Some((doc, p.display().to_string()))
+                    }
+                    _ => None,
+                });
+            EnergyCosts::resolve(file_doc.as_ref().map(|(d, s)| (&**d, s.as_str())), gpu)
+        }
+        .map_err(|e| PickError::EnergyCosts {
+            objective: objective.name().into(),
+            reason: e.to_string(),
+        })?;
+        if let Some(limit) = power_limit_w {
+            if limit <= costs.static_w {
+                return Err(PickError::PowerBelowStatic {
+                    limit,
+                    static_w: costs.static_w,
+                    source_name: costs.source.clone(),
+                });
+            }
+        }
+        Ok(EnergyPlan {
+            objective,
+            power_limit_w,
+            costs,
         })
     }
 
@@ -322,9 +457,14 @@ impl PickJob {
         }
         for p in &self.problems {
             let with_rejected = self.listing.all && self.batch.is_none();
-            let choice = self.set.choose(p, selector_of(p.dtype), with_rejected)?;
+            let mut choice = self.set.choose(p, selector_of(p.dtype), with_rejected)?;
             let s = choice.selector;
             let kernel = KernelInfo::of(s);
+            // the objective's order of every feasible config, and the time pick priced
+            let by_objective = match &self.energy {
+                Some(plan) => Some(self.by_objective(s, &mut choice.selection, plan)?),
+                None => None,
+            };
             match self.batch {
                 Some(BatchRows::Pick) => {
                     let row = BatchRow::pick(choice.selection, kernel, self.columns);
@@ -332,7 +472,11 @@ impl PickJob {
                     continue;
                 }
                 Some(BatchRows::Top(n)) => {
-                    for (i, r) in s.ranked(&choice.selection, n).into_iter().enumerate() {
+                    let ranked = match &by_objective {
+                        Some((order, _)) => order.iter().take(n).cloned().collect(),
+                        None => s.ranked(&choice.selection, n),
+                    };
+                    for (i, r) in ranked.into_iter().enumerate() {
                         let row = BatchRow {
                             problem: *p,
                             rank: Some(i + 1),
@@ -350,7 +494,7 @@ impl PickJob {
                 Some(Ok(s)) => Some(s.constants.scoring()),
                 _ => None,
             });
-            let report = SelectionReport::new(
+            let mut report = SelectionReport::new(
                 choice.selection,
                 s,
                 &self.setups[choice.chosen].resolved,
@@ -358,6 +502,16 @@ impl PickJob {
                 self.explain,
             )
             .in_set(self.columns, auto);
+            if let (Some(plan), Some((order, time_pick))) = (&self.energy, by_objective) {
+                report.ranked = order.into_iter().take(self.listing.limit()).collect();
+                report.objective = Some(ObjectiveNote {
+                    objective: plan.objective,
+                    power_limit_w: plan.limit_w(),
+                    planned_limit: plan.power_limit_w.is_some(),
+                    costs_source: plan.costs.source.clone(),
+                    time_pick,
+                });
+            }
             if let Some(w) = &report.walkthrough {
                 if !writer.prints_walkthrough() {
                     // Diagnostics are best effort, like eprint! without the panic.
@@ -372,6 +526,122 @@ impl PickJob {
         out.flush()?;
         Ok(())
     }
+}
+
+impl PickJob {
+    /// Price every feasible config of `sel`'s shape under `plan`, make the objective's
+    /// pick `sel`'s pick (unless the objective is the model's own time), and return the
+    /// configs in the objective's order (the pick first) with the time pick, priced, when
+    /// the objective chose another config.
+    fn by_objective(
+        &self,
+        s: &Selector<'_>,
+        sel: &mut crate::model::Selection,
+        plan: &EnergyPlan,
+    ) -> Result<(Vec<Ranked>, Option<Ranked>), PickError> {
+        if !s.throughput_model() {
+            return Err(PickError::NotPriceable {
+                objective: plan.objective.name().into(),
+                family: s.family.name().into(),
+            });
+        }
+        let priced = objective::price_all(s, sel, plan);
+        let time_priced = objective::price_of(&priced, &sel.pick.config).map(|x| {
+            let mut r = sel.pick.clone();
+            r.energy = Some(x.energy);
+            r
+        });
+        let mut order: Vec<Ranked> = objective::rank(&priced, plan)
+            .into_iter()
+            .map(|x| x.ranked)
+            .collect();
+        if plan.keeps_time_pick() {
+            if let Some(t) = &time_priced {
+                sel.pick = t.clone();
+            }
+            return Ok((order, None));
+        }
+        let Some(best) = objective::pick(s, sel, &priced, plan) else {
+            return Ok((order, None));
+        };
+        if let Some(first) = order.first_mut() {
+            first.config.group_m = best.ranked.config.group_m;
+        }
+        let time_pick = time_priced.filter(|t| !same_launch(&t.config, &best.ranked.config));
+        sel.pick = best.ranked;
+        Ok((order, time_pick))
+    }
+
+    /// Each shape's time/energy Pareto front under the plan (fastest first), with every
+    /// feasible config priced (for a plot); the family chosen as for a pick.
+    pub fn pareto_fronts(&self) -> Result<Vec<ParetoShape>, PickError> {
+        let Some(plan) = &self.energy else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(self.problems.len());
+        for p in &self.problems {
+            let mut sel_of = HashMap::new();
+            let selectors: Vec<Member> = self
+                .set
+                .members
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    if f.problem_violation(p).is_some() {
+                        return Err("its kernel cannot run the shape".to_string());
+                    }
+                    self.setups[i].selector(p.dtype).map_err(|e| e.to_string())
+                })
+                .collect();
+            for (i, m) in selectors.iter().enumerate() {
+                sel_of.insert(i, m);
+            }
+            let choice = self.set.choose(
+                p,
+                |i: usize| match sel_of.get(&i) {
+                    Some(Ok(s)) => Ok(s),
+                    Some(Err(why)) => Err(why.clone()),
+                    None => Err("no selector".to_string()),
+                },
+                false,
+            )?;
+            let s = choice.selector;
+            if !s.throughput_model() {
+                return Err(PickError::NotPriceable {
+                    objective: plan.objective.name().into(),
+                    family: s.family.name().into(),
+                });
+            }
+            let priced = objective::price_all(s, &choice.selection, plan);
+            out.push(ParetoShape {
+                problem: *p,
+                family: s.family.name(),
+                power_limit_w: plan.limit_w(),
+                front: objective::pareto(&priced),
+                all: priced,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Whether two configs are the same launch (GROUP_SIZE_M aside).
+fn same_launch(a: &crate::model::Config, b: &crate::model::Config) -> bool {
+    a.same_tile(b)
+        && (a.num_warps, a.num_stages, a.switches, a.split_k, a.stream_k)
+            == (b.num_warps, b.num_stages, b.switches, b.split_k, b.stream_k)
+}
+
+/// One shape's time/energy front.
+#[derive(Debug, Clone)]
+pub struct ParetoShape {
+    pub problem: Problem,
+    pub family: &'static str,
+    pub power_limit_w: f64,
+    /// The configs no other beats in both sustained time and energy, fastest first.
+    pub front: Vec<Priced>,
+    /// Every feasible config priced.
+    pub all: Vec<Priced>,
 }
 
 /// One member's selector for one input type, or why it has none.
@@ -425,6 +695,7 @@ mod tests {
             top: None,
             all: false,
             explain: false,
+            energy: Default::default(),
         }
     }
 

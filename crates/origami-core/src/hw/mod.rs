@@ -4,6 +4,7 @@
 
 pub mod calibrated;
 pub mod derive;
+pub mod energy;
 pub mod fitted;
 pub mod load;
 pub mod presets;

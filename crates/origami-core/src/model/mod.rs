@@ -4,12 +4,14 @@
 //! (the NVIDIA port report's model as published) and `origami` variants, the SM-throughput
 //! model of one launch (occupancy, pipeline, warps), and the two-phase selection.
 
+pub mod energy;
 pub mod family;
 pub mod family_set;
 pub mod group;
 pub mod inputs;
 pub mod l2;
 pub mod latency;
+pub mod objective;
 pub mod occupancy;
 pub mod problem;
 pub mod select;

@@ -161,6 +161,9 @@ pub struct Ranked {
     pub registers: Option<u32>,
     /// Rejection reason (only in `all`).
     pub rejected: Option<String>,
+    /// The energy model's prediction, when an objective other than time asked for it
+    /// (`objective.rs`).
+    pub energy: Option<super::energy::EnergyPrediction>,
 }
 
 /// What a selection scores.
@@ -463,6 +466,26 @@ impl<'a> Selector<'a> {
             config.group_m,
             &self.inputs(),
         ))
+    }
+
+    /// What one feasible config's launch does (`energy::Traffic`) at `config.group_m`;
+    /// `None` when the throughput model is off or the config is not a feasible one.
+    pub fn traffic(&self, p: &Problem, config: &Config) -> Option<super::energy::Traffic> {
+        if let Some(s) = self.for_problem(p) {
+            return s.traffic(p, config);
+        }
+        if !self.throughput_model() {
+            return None;
+        }
+        let (e, j) = self.find(config)?;
+        let b = throughput::predict_with(
+            p,
+            &e.launches[j],
+            &e.costs[j],
+            config.group_m,
+            &self.inputs(),
+        );
+        Some(super::energy::Traffic::of_launch(p, &e.launches[j], &b))
     }
 
     fn find(&self, config: &Config) -> Option<(&TileEntry, usize)> {
@@ -825,6 +848,7 @@ impl<'a> Selector<'a> {
             smem_bytes: c.smem_bytes,
             registers: c.registers,
             rejected: c.rejected.clone(),
+            energy: None,
         }
     }
 

@@ -49,7 +49,25 @@ fn header(plain: &str, columns: Columns, family_after: &str) -> String {
             h.push_str(",SPLIT_K,STREAM_K");
         }
     }
+    if columns.energy {
+        h.push_str(ENERGY_COLUMNS);
+    }
     h
+}
+
+/// The energy columns, last (`columns.energy`).
+const ENERGY_COLUMNS: &str = ",sustained_us,energy_mj,power_w,power_capped";
+
+/// A config's energy fields (empty where it was not priced), or nothing.
+fn energy_fields(r: &Ranked, columns: Columns) -> String {
+    match (columns.energy, &r.energy) {
+        (false, _) => String::new(),
+        (true, Some(e)) => format!(
+            ",{:.3},{:.5},{:.1},{}",
+            e.sustained_us, e.energy_mj, e.power_w, e.capped
+        ),
+        (true, None) => ",,,,".into(),
+    }
 }
 
 /// The header of a shape's config table.
@@ -98,7 +116,7 @@ fn config_row(rank: Option<usize>, r: &Ranked, report: &SelectionReport) -> Stri
         String::new()
     };
     format!(
-        "{family}{},{},{:.1},{:.3},{},{},{},{}",
+        "{family}{},{},{:.1},{:.3},{},{},{},{}{}",
         rank.map(|x| x.to_string()).unwrap_or_default(),
         config_fields(&r.config, report.columns),
         r.latency_cycles,
@@ -107,6 +125,7 @@ fn config_row(rank: Option<usize>, r: &Ranked, report: &SelectionReport) -> Stri
         r.registers.map(|x| x.to_string()).unwrap_or_default(),
         r.rejected.is_none(),
         r.rejected.as_deref().unwrap_or("").replace(',', ";"),
+        energy_fields(r, report.columns),
     )
 }
 
@@ -137,14 +156,15 @@ pub fn batch_row_csv(row: &BatchRow) -> String {
     };
     let rank = row.rank.map(|x| format!(",{x}")).unwrap_or_default();
     format!(
-        "{},{},{},{}{family}{rank},{},{:.1},{:.3}",
+        "{},{},{},{}{family}{rank},{},{:.1},{:.3}{}",
         p.m,
         p.n,
         p.k,
         p.dtype,
         config_fields(&r.config, row.columns),
         r.latency_cycles,
-        r.latency_us
+        r.latency_us,
+        energy_fields(r, row.columns)
     )
 }
 

@@ -46,6 +46,9 @@ pub fn ranked_json(r: &Ranked, columns: Columns) -> Value {
     if let Some(why) = &r.rejected {
         o.insert("rejected".into(), json!(why));
     }
+    if let Some(e) = &r.energy {
+        o.insert("energy".into(), json!(e));
+    }
     v
 }
 
@@ -109,6 +112,15 @@ pub fn report_json(r: &SelectionReport) -> Value {
     }
     if r.columns.named_launch {
         v["kernel"] = json!(r.kernel.triton_kernel);
+    }
+    if let Some(n) = &r.objective {
+        v["objective"] = json!({
+            "objective": n.objective.name(),
+            "power_limit_w": n.power_limit_w,
+            "planned_limit": n.planned_limit,
+            "costs_source": n.costs_source,
+            "time_pick": n.time_pick.as_ref().map(|t| ranked_json(t, r.columns)),
+        });
     }
     v
 }

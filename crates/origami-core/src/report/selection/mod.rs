@@ -6,6 +6,7 @@
 pub mod csv;
 pub mod explain;
 pub mod json;
+pub mod pareto;
 pub mod text;
 pub mod triton;
 
@@ -33,7 +34,7 @@ pub struct Listing {
 }
 
 impl Listing {
-    fn limit(self) -> usize {
+    pub(crate) fn limit(self) -> usize {
         if self.all {
             usize::MAX
         } else {
@@ -77,6 +78,9 @@ pub struct Columns {
     /// Width of the text tables' config column: the longest config text of the members'
     /// spaces, at least 22.
     pub config_width: usize,
+    /// sustained_us, energy_mj and power_w: an objective other than time priced the
+    /// configs (`--objective`, `--power-limit`).
+    pub energy: bool,
 }
 
 impl Columns {
@@ -87,6 +91,7 @@ impl Columns {
         split_k: false,
         named_launch: false,
         config_width: 22,
+        energy: false,
     };
 
     /// The columns of a family or set.
@@ -109,6 +114,7 @@ impl Columns {
                 .any(|f| f.split_ks().len() > 1 || f.stream_k()),
             named_launch: switches || set.is_choice(),
             config_width,
+            energy: false,
         }
     }
 }
@@ -209,6 +215,23 @@ pub struct SelectionReport {
     pub rejected: Option<Vec<Ranked>>,
     /// The `--explain` walk-through, when asked for.
     pub walkthrough: Option<String>,
+    /// The objective that ranked `ranked` and made the pick, when not the time of one
+    /// launch (`--objective`, `--power-limit`).
+    pub objective: Option<ObjectiveNote>,
+}
+
+/// What ranked a shape's configs other than the model's time.
+#[derive(Debug, Clone)]
+pub struct ObjectiveNote {
+    pub objective: crate::model::objective::Objective,
+    /// The power limit the energy model applied, W.
+    pub power_limit_w: f64,
+    /// Whether the limit is `--power-limit`'s (else the GPU's own).
+    pub planned_limit: bool,
+    /// Where the energy costs come from.
+    pub costs_source: String,
+    /// The model's time pick, priced, when the objective picked another config.
+    pub time_pick: Option<Ranked>,
 }
 
 impl SelectionReport {
@@ -245,6 +268,7 @@ impl SelectionReport {
             ranked,
             rejected: listing.all.then_some(sel.rejected),
             walkthrough,
+            objective: None,
         }
     }
 }

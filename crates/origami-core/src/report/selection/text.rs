@@ -8,7 +8,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::{AutoSummary, BatchRow, Columns, SelectionReport, SelectionWriter};
+use super::{AutoSummary, BatchRow, Columns, ObjectiveNote, SelectionReport, SelectionWriter};
+use crate::model::select::Ranked;
 
 /// Writes text for people.
 #[derive(Debug, Default)]
@@ -26,18 +27,43 @@ fn family_head(columns: Columns) -> String {
     }
 }
 
+/// The energy columns' header (`columns.energy`), or nothing.
+fn energy_head(columns: Columns) -> String {
+    if columns.energy {
+        format!(
+            " {:>12} {:>10} {:>7}",
+            "sustained_us", "energy_mJ", "power_W"
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// A config's energy fields under `columns` ("-" where it was not priced).
+fn energy_fields(r: &Ranked, columns: Columns) -> String {
+    match (columns.energy, &r.energy) {
+        (false, _) => String::new(),
+        (true, Some(e)) => format!(
+            " {:>12.2} {:>10.4} {:>7.1}",
+            e.sustained_us, e.energy_mj, e.power_w
+        ),
+        (true, None) => format!(" {:>12} {:>10} {:>7}", "-", "-", "-"),
+    }
+}
+
 /// The header line of a batch.
 pub fn batch_header(columns: Columns) -> String {
     let w = columns.config_width;
     format!(
-        "{:>8} {:>8} {:>8} {:>5}{}  {:<w$} {:>12}",
+        "{:>8} {:>8} {:>8} {:>5}{}  {:<w$} {:>12}{}",
         "M",
         "N",
         "K",
         "dtype",
         family_head(columns),
         "pick",
-        "predicted_us"
+        "predicted_us",
+        energy_head(columns)
     )
 }
 
@@ -45,7 +71,7 @@ pub fn batch_header(columns: Columns) -> String {
 pub fn ranked_batch_header(columns: Columns) -> String {
     let w = columns.config_width;
     format!(
-        "{:>8} {:>8} {:>8} {:>5}{} {:>4}  {:<w$} {:>12}",
+        "{:>8} {:>8} {:>8} {:>5}{} {:>4}  {:<w$} {:>12}{}",
         "M",
         "N",
         "K",
@@ -53,7 +79,8 @@ pub fn ranked_batch_header(columns: Columns) -> String {
         family_head(columns),
         "rank",
         "config",
-        "predicted_us"
+        "predicted_us",
+        energy_head(columns)
     )
 }
 
@@ -69,13 +96,14 @@ pub fn batch_line(row: &BatchRow) -> String {
     };
     let rank = row.rank.map(|x| format!(" {x:>4}")).unwrap_or_default();
     format!(
-        "{:>8} {:>8} {:>8} {:>5}{family}{rank}  {:<w$} {:>12.2}",
+        "{:>8} {:>8} {:>8} {:>5}{family}{rank}  {:<w$} {:>12.2}{}",
         p.m,
         p.n,
         p.k,
         p.dtype,
         row.pick.config.to_string(),
-        row.pick.latency_us
+        row.pick.latency_us,
+        energy_fields(&row.pick, row.columns)
     )
 }
 
@@ -112,6 +140,39 @@ pub fn choice_lines(a: &AutoSummary, chosen_us: f64) -> String {
     o
 }
 
+/// The objective's lines: what ranked the configs, under which limit and costs, the pick's
+/// energy, and the model's time pick beside it when the objective chose another config.
+pub fn objective_lines(n: &ObjectiveNote, pick: &Ranked) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "objective {}: ranked by the energy model under a power limit of {:.0} W ({}); energy costs from {}",
+        n.objective.name(),
+        n.power_limit_w,
+        if n.planned_limit { "--power-limit" } else { "the GPU's own" },
+        n.costs_source
+    );
+    let line = |label: &str, r: &Ranked| {
+        match &r.energy {
+        Some(e) => format!(
+            "  {label} {}: {:.4} mJ per GEMM, {:.2} us sustained ({:.2} us at full clock), {:.1} W{}\n",
+            r.config,
+            e.energy_mj,
+            e.sustained_us,
+            e.time_us,
+            e.power_w,
+            if e.capped { ", power-capped" } else { "" }
+        ),
+        None => String::new(),
+    }
+    };
+    o.push_str(&line("pick", pick));
+    if let Some(t) = &n.time_pick {
+        o.push_str(&line("time pick", t));
+    }
+    o
+}
+
 /// The table of one shape: problem and setting, the pick, the ranked configs, and the
 /// rejected ones with their reasons when every candidate was asked for.
 pub fn report_text(r: &SelectionReport) -> String {
@@ -139,6 +200,9 @@ pub fn report_text(r: &SelectionReport) -> String {
     if let Some(a) = &r.auto {
         o.push_str(&choice_lines(a, pick.latency_us));
     }
+    if let Some(n) = &r.objective {
+        o.push_str(&objective_lines(n, pick));
+    }
     let w = r
         .ranked
         .iter()
@@ -147,13 +211,19 @@ pub fn report_text(r: &SelectionReport) -> String {
         .fold(r.columns.config_width, usize::max);
     let _ = writeln!(
         o,
-        "{:>4}  {:<w$} {:>14} {:>10} {:>8} {:>5}",
-        "rank", "config", "cycles", "us", "smem", "regs"
+        "{:>4}  {:<w$} {:>14} {:>10} {:>8} {:>5}{}",
+        "rank",
+        "config",
+        "cycles",
+        "us",
+        "smem",
+        "regs",
+        energy_head(r.columns)
     );
     for (i, c) in r.ranked.iter().enumerate() {
         let _ = writeln!(
             o,
-            "{:>4}  {:<w$} {:>14.0} {:>10.2} {:>8} {:>5}",
+            "{:>4}  {:<w$} {:>14.0} {:>10.2} {:>8} {:>5}{}",
             i + 1,
             c.config.to_string(),
             c.latency_cycles,
@@ -161,7 +231,8 @@ pub fn report_text(r: &SelectionReport) -> String {
             c.smem_bytes,
             c.registers
                 .map(|x| x.to_string())
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| "-".into()),
+            energy_fields(c, r.columns)
         );
     }
     if let Some(rejected) = r.rejected.as_ref().filter(|v| !v.is_empty()) {
