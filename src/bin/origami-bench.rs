@@ -53,6 +53,11 @@ enum Cmd {
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
     Refit(RefitFlags),
+    /// The energy model against a sweep folder's measured energies (`sweep --energy-s`; no
+    /// GPU): energy.csv, energy-fronts.png (measured front beside the predicted one) and a
+    /// summary (median ratio, Kendall tau over configs, energy and sustained-time picks
+    /// among the configs measured).
+    Energy(EnergyArgs),
     /// Print a kernel family's configs as CSV (no GPU; origami or hopper): shared memory,
     /// validity and the -D defines of each (what the compile scripts read).
     Configs(ConfigsArgs),
@@ -120,6 +125,27 @@ struct ReportArgs {
 }
 
 #[derive(ClapArgs, Debug)]
+struct EnergyArgs {
+    /// Sweep folder with energy columns in configs.csv.
+    #[arg(long)]
+    out: PathBuf,
+    /// A calibration with the energy costs (origami-calibrate --only clock,energy); else
+    /// the ones committed for the sweep's GPU (calibrations/energy/).
+    #[arg(long = "energy-costs", value_name = "FILE.json")]
+    energy_costs: Option<PathBuf>,
+    /// A power limit for the predictions, W (default: the one the costs were measured
+    /// under).
+    #[arg(long = "power-limit", value_name = "W")]
+    power_limit: Option<f64>,
+    /// Skip the plot.
+    #[arg(long)]
+    no_plots: bool,
+    /// Output format of the summary.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+}
+
+#[derive(ClapArgs, Debug)]
 struct ConfigsArgs {
     /// Kernel family: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu).
     #[arg(long, default_value = "origami")]
@@ -143,6 +169,7 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Report(a) => report(&a.out, a.no_plots, None),
         Cmd::Refit(a) => refit_cmd(a),
+        Cmd::Energy(a) => energy_cmd(&a),
         Cmd::Configs(a) => configs_cmd(&a),
     };
     finish(TOOL, r)
@@ -312,6 +339,90 @@ fn report(dir: &Path, no_plots: bool, meta: Option<serde_json::Value>) -> Result
     }
     write_stdout(&out::report_text(&rows.shapes))?;
     Ok(())
+}
+
+/// `energy`: the model's energies beside a sweep's measured ones.
+fn energy_cmd(a: &EnergyArgs) -> Result<(), Failure> {
+    use origami::gemm::energy_check::check_folder;
+    use origami::report::pareto_plot::{front, pareto_png, ParetoPanel};
+    if let Some(w) = a.power_limit {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Failure::bad(format!(
+                "--power-limit: {w} is not a power in watts above 0"
+            )));
+        }
+    }
+    let c = check_folder(&a.out, a.energy_costs.as_deref(), a.power_limit)?;
+    let csv_path = a.out.join("energy.csv");
+    origami::gemm::sweep_files::write_csv(&csv_path, &c.rows)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", csv_path.display())))?;
+    if !a.no_plots {
+        let panels: Vec<ParetoPanel> = c
+            .shapes
+            .iter()
+            .map(|s| {
+                let mine: Vec<_> = c
+                    .rows
+                    .iter()
+                    .filter(|r| {
+                        r.set == s.set
+                            && r.m == s.m
+                            && r.n == s.n
+                            && r.k == s.k
+                            && r.dtype == s.dtype
+                    })
+                    .collect();
+                let pred: Vec<(f64, f64)> = mine
+                    .iter()
+                    .map(|r| (r.predicted_sustained_us, r.predicted_mj))
+                    .collect();
+                let meas: Vec<(f64, f64)> = mine
+                    .iter()
+                    .map(|r| (r.measured_sustained_us, r.measured_mj))
+                    .collect();
+                ParetoPanel {
+                    title: format!(
+                        "{}x{}x{} tau {:.2}",
+                        s.m,
+                        s.n,
+                        s.k,
+                        s.tau_energy.unwrap_or(f64::NAN)
+                    ),
+                    predicted_front: front(&pred),
+                    predicted: pred,
+                    measured_front: front(&meas),
+                    measured: meas,
+                }
+            })
+            .collect();
+        let png = a.out.join("energy-fronts.png");
+        pareto_png(
+            &panels,
+            "sustained time (x, µs) vs energy per GEMM (y, mJ); grey/blue: predicted, orange: measured",
+            &png,
+        )
+        .map_err(Failure::runtime)?;
+    }
+    let text = match a.format.as_str() {
+        "json" => format!(
+            "{:#}\n",
+            serde_json::json!({
+                "rows": c.rows.len(),
+                "shapes": c.shapes,
+                "median_ratio": c.median_ratio,
+                "median_abs_error": c.median_abs_error,
+                "tau_energy_median": c.tau_energy_median,
+                "tau_sustained_median": c.tau_sustained_median,
+                "energy_pick_median": c.energy_pick_median,
+                "energy_pick_min": c.energy_pick_min,
+                "sustained_pick_median": c.sustained_pick_median,
+                "sustained_pick_min": c.sustained_pick_min,
+                "unpriced": c.unpriced,
+            })
+        ),
+        _ => origami::report::energy::energy_text(&c),
+    };
+    write_stdout(&text)
 }
 
 fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {

@@ -32,6 +32,7 @@
 
 pub mod bench;
 pub mod energy;
+pub mod energy_check;
 pub mod fit;
 pub mod flags;
 pub mod hopper_kernel;

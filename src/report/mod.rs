@@ -2,6 +2,7 @@
 //! says more).
 
 pub mod bench;
+pub mod energy;
 pub mod font;
 pub mod pareto_plot;
 pub mod plots;
