@@ -131,7 +131,7 @@ struct Args {
     /// A power limit in watts for planning (the GPU's own is read when calibrated, never
     /// set): the energy model slows a config that would draw more to what the limit
     /// allows.
-    #[arg(long = "power-limit", value_name = "W")]
+    #[arg(long = "power-limit", value_name = "W", allow_hyphen_values = true)]
     power_limit: Option<String>,
     /// A calibration with the energy costs (origami-calibrate --only clock,energy); else
     /// those of TRITONBLAS_HW_PARAMS when it has them, else the ones committed for the GPU
