@@ -35,6 +35,7 @@ const PREBUILT: &[&str] = &[
     "sync_cost",
     "kloop_cost",
     "tc_rate",
+    "energy_load",
 ];
 /// The microbenchmarks compiled for the arch-specific target sm_90a only (when 90 is among
 /// the architectures).

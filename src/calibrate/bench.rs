@@ -11,6 +11,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
+#[path = "bench_energy.rs"]
+pub mod energy;
 #[path = "bench_tc.rs"]
 pub mod tc;
 #[path = "bench_tma.rs"]
@@ -56,11 +58,15 @@ pub enum Bench {
     /// TMA load latency and throughput from L2 and DRAM, compute capability 9.0
     /// (csrc/tma_load.cu). Not in the default run.
     Tma,
+    /// Energy per FLOP and per byte: idle and static power, dynamic pJ per tensor-core
+    /// FLOP and per byte from shared memory, L2 and DRAM, from NVML's energy counter, and
+    /// the enforced power limit (csrc/energy_load.cu). Not in the default run.
+    Energy,
 }
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 11] = [
+    pub const ALL: [Bench; 12] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -72,6 +78,7 @@ impl Bench {
         Bench::DramSms,
         Bench::TcRate,
         Bench::Tma,
+        Bench::Energy,
     ];
 
     /// What a run without `--only` measures: the benchmarks of the five model parameters.
@@ -79,7 +86,8 @@ impl Bench {
     /// measure no parameter of the model yet (issue 14 will give them one) and have not run
     /// on a GPU: they are opt-in through `--only` until a GPU run has confirmed their wall
     /// time and CoV (an mbarrier wait of `tma` that never completed would hang the whole
-    /// calibration; docs/calibrate.md).
+    /// calibration; docs/calibrate.md). `energy` is opt-in for good: its windows of NVML's
+    /// energy counter take ~30 s, ten times the default run.
     pub const DEFAULT: [Bench; 6] = [
         Bench::Clock,
         Bench::Mma,
@@ -96,6 +104,8 @@ pub struct BenchConfig {
     pub policy: Policy,
     pub quick: bool,
     pub seed: u64,
+    /// Shortest window of NVML's energy counter per energy sample, seconds (`--energy-s`).
+    pub energy_window_s: f64,
 }
 
 /// Runs the drivers on one GPU, appending to a `Results`.

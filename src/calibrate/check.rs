@@ -5,9 +5,10 @@
 //! accepts; then through this module's own checks: plausibility ranges;
 //! a measured file must also carry its provenance (tool version, date, driver, runs), the
 //! measurements the five parameters come from, a CoV at or below the threshold for every
-//! measurement, parameters that agree with its own measurements (recomputed with the same
-//! formulas as the calibrator), and the fitted DRAM curve. Estimated files (presets from
-//! public sources) pass with a note, unless `--require-measured`.
+//! measurement (the energy metrics at or below 5 % when the threshold is tighter:
+//! `results::cov_limit`), parameters that agree with its own measurements (recomputed with
+//! the same formulas as the calibrator), and the fitted DRAM curve. Estimated files
+//! (presets from public sources) pass with a note, unless `--require-measured`.
 
 use std::path::Path;
 
@@ -141,7 +142,7 @@ pub fn check_doc(doc: &HwDoc, path: &Path, opts: &CheckOptions) -> Result<CheckR
             for m in &doc.measurements {
                 if !(m.summary.cov.is_finite() && m.summary.cov >= 0.0) {
                     problems.push(format!("measurement {}: CoV missing or invalid", m.name));
-                } else if m.summary.cov > opts.max_cov {
+                } else if m.summary.cov > r::cov_limit(&m.name, opts.max_cov) {
                     unstable.push(format!("{} ({:.2}%)", m.name, 100.0 * m.summary.cov));
                 }
                 if m.summary.n < runs.max(2) {
@@ -387,6 +388,81 @@ mod tests {
         let e = check_doc(&bad, p(), &OPTS).unwrap_err();
         assert_eq!(e.exit_code(), Exit::Unstable);
         assert!(e.to_string().contains(r::LAUNCH_STREAM), "{e}");
+    }
+
+    #[test]
+    fn energy_measurements_are_held_to_five_percent_and_the_rest_to_the_threshold() {
+        use crate::calibrate::assemble::tests::metric;
+        let base = assemble(&full_results(), &info()).unwrap();
+        let mut res = full_results();
+        // samples with a CoV of ~3 %: above the 1 % threshold, within the energy limit
+        let spread = |m: f64| [m * 0.97, m, m * 1.03, m * 0.98, m * 1.02];
+        for (name, unit, m) in [
+            (r::ENERGY_IDLE_W, "W", 70.0),
+            (r::ENERGY_STATIC_W, "W", 120.0),
+            (r::ENERGY_MMA_PJ_PER_FLOP, "pJ/FLOP", 0.6),
+            (r::ENERGY_SMEM_PJ_PER_BYTE, "pJ/B", 2.0),
+            (r::ENERGY_L2_PJ_PER_BYTE, "pJ/B", 30.0),
+            (r::ENERGY_DRAM_PJ_PER_BYTE, "pJ/B", 40.0),
+        ] {
+            let mut x = metric(name, unit, &spread(m));
+            x.sampled.stable = true;
+            res.metrics.push(x);
+        }
+        res.metrics.push(metric(
+            r::POWER_LIMIT_W,
+            "W",
+            &[700.0, 700.0, 700.0, 700.0, 700.0],
+        ));
+        let doc = assemble(&res, &info()).unwrap();
+        assert_eq!(doc.params, base.params, "the five parameters do not move");
+        let cov = |d: &HwDoc, n: &str| {
+            d.measurements
+                .iter()
+                .find(|m| m.name == n)
+                .unwrap()
+                .summary
+                .cov
+        };
+        assert!(cov(&doc, r::ENERGY_L2_PJ_PER_BYTE) > 0.02);
+        let rep = check_doc(&doc, p(), &OPTS).unwrap();
+        assert_eq!(rep.measurements, 6 + 7);
+        // above 5 %: unstable, exit 3, named
+        let mut bad = doc.clone();
+        let m = bad
+            .measurements
+            .iter_mut()
+            .find(|m| m.name == r::ENERGY_DRAM_PJ_PER_BYTE)
+            .unwrap();
+        m.summary.cov = 0.06;
+        let e = check_doc(&bad, p(), &OPTS).unwrap_err();
+        assert_eq!(e.exit_code(), Exit::Unstable);
+        assert!(e.to_string().contains(r::ENERGY_DRAM_PJ_PER_BYTE), "{e}");
+        // the power limit and every other measurement keep the run's threshold
+        for name in [r::POWER_LIMIT_W, r::L2_READ] {
+            let mut bad = doc.clone();
+            let m = bad
+                .measurements
+                .iter_mut()
+                .find(|m| m.name == name)
+                .unwrap();
+            m.summary.cov = 0.03;
+            let e = check_doc(&bad, p(), &OPTS).unwrap_err();
+            assert_eq!(e.exit_code(), Exit::Unstable, "{name}");
+        }
+        // a looser --max-cov stays looser for the energy metrics too
+        let loose = CheckOptions {
+            max_cov: 0.08,
+            ..OPTS
+        };
+        let mut six = doc.clone();
+        let m = six
+            .measurements
+            .iter_mut()
+            .find(|m| m.name == r::ENERGY_MMA_PJ_PER_FLOP)
+            .unwrap();
+        m.summary.cov = 0.06;
+        check_doc(&six, p(), &loose).unwrap();
     }
 
     #[test]

@@ -55,9 +55,15 @@ pub struct Args {
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
     /// smem-bw, sync-cost and kloop-cost (on-chip costs), tc-rate (tensor-core throughput
     /// per SM) and tma (TMA load latency and throughput, compute capability 9.0) measure no
-    /// model parameter yet and run only when named here.
+    /// model parameter yet and run only when named here. energy (idle and static power,
+    /// pJ per tensor-core FLOP and per byte from shared memory, L2 and DRAM, and the power
+    /// limit, from NVML's energy counter; ~30 s) runs only when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
+    /// With --only energy: the shortest window of NVML's energy counter per sample,
+    /// seconds (0.5 to 60; one sample is one window).
+    #[arg(long, value_name = "SECONDS", default_value_t = super::bench::energy::DEFAULT_WINDOW_S)]
+    pub energy_s: f64,
     /// Fewer footprints, fewer SM counts, shorter kernels.
     #[arg(long)]
     pub quick: bool,
@@ -74,7 +80,7 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Validate calibration files (schema, ranges, CoV, provenance) without a GPU.
-    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["output", "only", "quick", "device", "seed"])]
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["output", "only", "quick", "device", "seed", "energy_s"])]
     pub check: Vec<PathBuf>,
     /// With --check: fail files that were estimated rather than measured.
     #[arg(long, requires = "check")]
@@ -95,6 +101,7 @@ fn calibrate_help() -> String {
          origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
          origami-calibrate --only smem-bw,sync-cost,kloop-cost --format text\n  \
          origami-calibrate --only tc-rate,tma --format text   (tensor cores, TMA; opt-in)\n  \
+         origami-calibrate --only energy --format text   (pJ per FLOP and per byte; ~30 s)\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)
@@ -132,6 +139,8 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub allow_unstable: bool,
     pub seed: u64,
+    /// The energy benchmark's counter window, seconds.
+    pub energy_window_s: f64,
 }
 
 impl Args {
@@ -152,6 +161,8 @@ impl Args {
                 self.runs
             )));
         }
+        let energy_window_s =
+            crate::gemm::energy::check_window(self.energy_s).map_err(CalibError::Usage)?;
         let devices = match self.device.trim() {
             "all" => DeviceSel::All,
             d => DeviceSel::One(d.parse().map_err(|_| {
@@ -195,6 +206,7 @@ impl Args {
             output: self.output.clone(),
             allow_unstable: self.allow_unstable,
             seed,
+            energy_window_s,
         })
     }
 }
@@ -264,6 +276,7 @@ pub fn run(args: &Args, command: &str) -> Result<Exit, CalibError> {
             policy: cfg.policy,
             quick: cfg.quick,
             seed: cfg.seed.wrapping_add(ord as u64),
+            energy_window_s: cfg.energy_window_s,
         };
         let mut res = run_on(&dev, &cfg.benches, bcfg)?;
         res.observed
@@ -507,6 +520,31 @@ mod tests {
     }
 
     #[test]
+    fn the_energy_benchmark_is_opt_in_and_its_window_checked() {
+        let c = parse(&[]).config().unwrap();
+        assert!(!c.benches.contains(&Bench::Energy));
+        assert!(!Bench::DEFAULT.contains(&Bench::Energy));
+        assert_eq!(c.energy_window_s, 0.5);
+        let c = parse(&["--only", "energy"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::Energy]);
+        assert!(c.partial);
+        // last in run order, after everything it could warm the GPU for
+        assert_eq!(Bench::ALL.last(), Some(&Bench::Energy));
+        let c = parse(&["--only", "energy,mma", "--energy-s", "2"])
+            .config()
+            .unwrap();
+        assert_eq!(c.benches, vec![Bench::Mma, Bench::Energy]);
+        assert_eq!(c.energy_window_s, 2.0);
+        for bad in ["0.1", "61", "NaN"] {
+            let e = parse(&["--only", "energy", "--energy-s", bad])
+                .config()
+                .unwrap_err();
+            assert_eq!(e.exit_code(), Exit::BadInput, "{bad}");
+            assert!(e.to_string().starts_with("--energy-s: "), "{e}");
+        }
+    }
+
+    #[test]
     fn usage_errors_exit_2() {
         assert_eq!(
             parse(&["--runs", "1"]).config().unwrap_err().exit_code(),
@@ -557,6 +595,8 @@ mod tests {
             );
         }
         assert!(help.contains("Examples:"), "{help}");
+        assert!(help.contains("--only energy"), "{help}");
+        assert!(help.contains("--energy-s"), "{help}");
         assert_eq!(crate::usage::undocumented(&cmd), Vec::<String>::new());
     }
 

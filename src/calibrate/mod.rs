@@ -3,7 +3,8 @@
 //! loop until its CoV is at or below the threshold, reduced by `fit`, turned into the five
 //! Origami parameters and a hardware document by `assemble`, and validated by `check`.
 //! `bench_extra` drives the on-chip cost benchmarks (shared memory, barriers and launches,
-//! the K loop), recorded as measurements beside the five parameters.
+//! the K loop), recorded as measurements beside the five parameters; `bench::energy` the
+//! energy costs (`--only energy`: static power, pJ per FLOP and per byte).
 //!
 //! Exit codes (the table in docs/architecture.md): 0 ok, 1 runtime failure, 2 bad input or
 //! usage, 3 unstable measurement, 4 no GPU / driver / NVRTC.
@@ -111,6 +112,10 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.tma(&mut res)?;
             runner.observe_nvml();
         }
+        if has(Bench::Energy) {
+            runner.energy(&mut res)?;
+            runner.observe_nvml();
+        }
         Ok(())
     })();
     runner.finish();
@@ -181,6 +186,8 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                     0
                 }
             }
+            // idle, static, 4 dynamic costs, the power limit
+            Bench::Energy => bench::energy::METRICS,
         })
         .sum()
 }
@@ -204,5 +211,6 @@ mod tests {
         assert_eq!(steps_for(108, [8, 0], &[Bench::TcRate], false), 5);
         assert_eq!(steps_for(132, [9, 0], &[Bench::Tma], true), 6);
         assert_eq!(steps_for(128, [8, 9], &[Bench::Tma], false), 0);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 7);
     }
 }

@@ -449,6 +449,19 @@ impl Gpu {
             .energy_mj(self.uuid.as_deref().unwrap_or(""), self.ordinal)
     }
 
+    /// NVML's enforced power limit of this device, watts (Err without NVML or where the
+    /// GPU does not report one). Read only.
+    pub fn power_limit_w(&self) -> Result<f64, GpuError> {
+        self.nvml()?
+            .enforced_power_limit_w(self.uuid.as_deref().unwrap_or(""), self.ordinal)
+    }
+
+    /// NVML's current SM clock of this device, MHz (Err without NVML).
+    pub fn nvml_sm_mhz(&self) -> Result<u32, GpuError> {
+        self.nvml()?
+            .sm_clock_mhz(self.uuid.as_deref().unwrap_or(""), self.ordinal)
+    }
+
     /// The driver version string from NVML (e.g. "580.95.05").
     pub fn driver_version(&self) -> Result<String, GpuError> {
         self.nvml()?.driver_version()

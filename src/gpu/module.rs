@@ -664,6 +664,7 @@ mod tests {
         ("smem_bw", &["sm_80", "sm_90"]),
         ("sync_cost", &["sm_80", "sm_90"]),
         ("kloop_cost", &["sm_80", "sm_90"]),
+        ("energy_load", &["sm_80", "sm_90"]),
         ("tc_wgmma", &["sm_90a"]),
         ("tma_load", &["sm_90a"]),
     ];
@@ -681,6 +682,7 @@ mod tests {
             "kloop_cost",
             "tc_rate",
             "tma_load",
+            "energy_load",
         ] {
             let src = embedded_source(stem).unwrap_or_else(|| panic!("{stem} not embedded"));
             // build.rs inlined common.cuh: no include left for NVRTC to resolve.

@@ -50,6 +50,28 @@ impl NvmlHandle {
             .map_err(|e| GpuError::Nvml(e.to_string()))
     }
 
+    /// The power limit the driver enforces now, watts (NVML's `enforced_power_limit`, in
+    /// milliwatts: the lowest of the limits set by the user, the board and the system).
+    /// Read only: this project never sets it.
+    pub fn enforced_power_limit_w(
+        &self,
+        uuid: &str,
+        fallback_index: usize,
+    ) -> Result<f64, GpuError> {
+        self.device(uuid, fallback_index)?
+            .enforced_power_limit()
+            .map(milliwatts_to_watts)
+            .map_err(|e| GpuError::Nvml(e.to_string()))
+    }
+
+    /// The current SM clock alone, MHz (cheaper than a whole [`NvmlHandle::sample`], for
+    /// readings while a kernel runs).
+    pub fn sm_clock_mhz(&self, uuid: &str, fallback_index: usize) -> Result<u32, GpuError> {
+        self.device(uuid, fallback_index)?
+            .clock_info(Clock::SM)
+            .map_err(|e| GpuError::Nvml(e.to_string()))
+    }
+
     /// The device with this UUID, else NVML's device `fallback_index`.
     fn device(
         &self,
@@ -83,9 +105,14 @@ impl NvmlHandle {
                 .map(|r| throttle_names(r.bits()))
                 .unwrap_or_default(),
             temperature_c: dev.temperature(TemperatureSensor::Gpu).ok(),
-            power_w: dev.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
+            power_w: dev.power_usage().ok().map(milliwatts_to_watts),
         })
     }
+}
+
+/// NVML's milliwatts as watts.
+pub fn milliwatts_to_watts(mw: u32) -> f64 {
+    f64::from(mw) / 1000.0
 }
 
 /// Names of the set bits of an NVML clocks-event-reasons mask (nvml.h values).
@@ -122,6 +149,12 @@ mod tests {
         assert!(throttle_names(0).is_empty());
         assert_eq!(throttle_names(0x1 | 0x4), vec!["gpu_idle", "sw_power_cap"]);
         assert_eq!(throttle_names(0x1000), vec!["other(0x1000)"]);
+    }
+
+    #[test]
+    fn power_in_watts() {
+        assert_eq!(milliwatts_to_watts(700_000), 700.0);
+        assert_eq!(milliwatts_to_watts(1), 0.001);
     }
 
     #[test]

@@ -185,7 +185,7 @@ pub fn front_of(points: &[(f64, f64)]) -> Vec<usize> {
     });
     let mut front: Vec<usize> = Vec::new();
     for i in order {
-        if front.last().is_none_or(|&f| points[i].1 < points[f].1) {
+        if front.last().map_or(true, |&f| points[i].1 < points[f].1) {
             front.push(i);
         }
     }
