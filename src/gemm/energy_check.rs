@@ -323,6 +323,7 @@ mod tests {
             sustained_us: us,
             energy_mj: mj,
             power_w: mj / us * 1e3,
+            clock_fraction: 1.0,
         }
     }
 

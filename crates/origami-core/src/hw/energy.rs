@@ -21,6 +21,12 @@ pub struct EnergyCosts {
     pub pj_per_l2_byte: f64,
     /// Per byte from DRAM beyond its L2 crossing, pJ.
     pub pj_per_dram_byte: f64,
+    /// Per wgmma FLOP, its shared-memory operand reads included (Hopper), pJ.
+    pub pj_per_flop_wgmma: Option<f64>,
+    /// Per byte a TMA box copy moves from L2 into shared memory (Hopper), pJ.
+    pub pj_per_tma_l2_byte: Option<f64>,
+    /// Per byte of a TMA copy from DRAM beyond its L2 crossing (Hopper), pJ.
+    pub pj_per_tma_dram_byte: Option<f64>,
     /// The enforced power limit when measured (NVML), W.
     pub power_limit_w: f64,
     /// Where the costs come from (a file, or the embedded document of a preset).
@@ -35,6 +41,13 @@ pub const COST_NAMES: [&str; 6] = [
     "energy_l2_pj_per_byte",
     "energy_dram_pj_per_byte",
     "power_limit_w",
+];
+
+/// The costs of Hopper's wgmma and TMA path, when measured (compute capability 9.0).
+pub const HOPPER_COST_NAMES: [&str; 3] = [
+    "energy_wgmma_pj_per_flop",
+    "energy_tma_l2_pj_per_byte",
+    "energy_tma_dram_pj_per_byte",
 ];
 
 /// Why a document gives no energy costs.
@@ -82,7 +95,15 @@ impl EnergyCosts {
             }
             Ok(v.max(0.0))
         };
+        let optional = |name: &'static str| match get(name) {
+            Ok(v) => Ok(Some(v)),
+            Err(EnergyCostsError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e),
+        };
         Ok(EnergyCosts {
+            pj_per_flop_wgmma: optional(HOPPER_COST_NAMES[0])?,
+            pj_per_tma_l2_byte: optional(HOPPER_COST_NAMES[1])?,
+            pj_per_tma_dram_byte: optional(HOPPER_COST_NAMES[2])?,
             static_w: get(COST_NAMES[0])?,
             pj_per_flop: get(COST_NAMES[1])?,
             pj_per_smem_byte: get(COST_NAMES[2])?,

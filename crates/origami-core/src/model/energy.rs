@@ -4,12 +4,13 @@
 //! dynamic energy of what it does, each count taken from the kernel's tiles:
 //!
 //! - tensor-core FLOP as executed: every K iteration of every tile, padding included
-//!   (2 x BM x BN x BK per block iteration);
-//! - bytes into shared memory (the tiles' loads) and read out of it by the warps (the
-//!   fragments: `LaunchStatic::fragment_bytes`);
-//! - bytes from L2 to the SMs: the tiles' loads plus C's (or the split-K partials') writes;
-//! - bytes from DRAM: the throughput model's DRAM traffic (compulsory, or re-reads when A
-//!   and B do not fit in L2), each of which also crosses L2.
+//!   (2 x BM x BN x BK per block iteration), at wgmma's cost (its shared-memory operand
+//!   reads included) or mma.sync's plus the warps' fragment reads from shared memory;
+//! - the tiles' loads from L2 into shared memory, at TMA's cost or the SM load path's (L2
+//!   to the SM plus the shared-memory write);
+//! - bytes from DRAM (the throughput model's DRAM traffic: compulsory, or re-reads when A
+//!   and B do not fit in L2) at the cost beyond their L2 crossing, of the same path;
+//! - C's (or the split-K partials') writes through L2.
 //!
 //! Under a power limit P_lim the GPU lowers its clock until it draws no more: with the
 //! dynamic energy fixed per operation (first order: the study's power-limit axis, and the
@@ -25,19 +26,37 @@ use super::inputs::output_bytes_per_element;
 use super::problem::Problem;
 use super::throughput::{LaunchStatic, ThroughputBreakdown};
 
-/// What one launch does, counted from its tiles.
+/// What one launch does, counted from its tiles, and the hardware path it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Traffic {
+    /// Tensor-core FLOP as executed (padding included).
     pub tensor_flop: f64,
-    pub smem_bytes: f64,
-    pub l2_bytes: f64,
+    /// Bytes the tiles' loads move from L2 into shared memory.
+    pub load_bytes: f64,
+    /// Bytes the warps read from shared memory as MMA fragments (mma.sync; wgmma reads
+    /// its operands itself, priced with its FLOP).
+    pub fragment_bytes: f64,
+    /// Bytes written back through L2: C, or split-K's fp32 partials and their reduction.
+    pub store_bytes: f64,
+    /// Bytes from DRAM (each also crosses L2).
     pub dram_bytes: f64,
+    /// The MMAs are wgmma (shared-memory operands).
+    pub wgmma: bool,
+    /// The loads are TMA box copies (L2 to shared memory, no registers).
+    pub tma: bool,
 }
 
 impl Traffic {
     /// The counts of a launch from its static numbers and the throughput model's
-    /// breakdown of it (tiles, K iterations per tile, DRAM bytes).
-    pub fn of_launch(p: &Problem, l: &LaunchStatic, b: &ThroughputBreakdown) -> Traffic {
+    /// breakdown of it (tiles, K iterations per tile, DRAM bytes); `wgmma` and `tma` from
+    /// the family.
+    pub fn of_launch(
+        p: &Problem,
+        l: &LaunchStatic,
+        b: &ThroughputBreakdown,
+        wgmma: bool,
+        tma: bool,
+    ) -> Traffic {
         let iters = b.tiles as f64 * b.k_iters as f64;
         let runs = l.split_k.max(1) as f64;
         let c_bytes = (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
@@ -47,14 +66,34 @@ impl Traffic {
         } else {
             0.0
         };
-        let loads = iters * l.load_bytes;
         Traffic {
             tensor_flop: iters * 2.0 * (l.bm * l.bn * l.bk) as f64,
-            smem_bytes: loads + iters * l.fragment_bytes,
-            l2_bytes: loads + c_bytes + partial,
+            load_bytes: iters * l.load_bytes,
+            fragment_bytes: if wgmma { 0.0 } else { iters * l.fragment_bytes },
+            store_bytes: c_bytes + partial,
             dram_bytes: b.dram_bytes,
+            wgmma,
+            tma,
         }
     }
+}
+
+/// Dynamic energy of `t`, picojoules: each count at the cost of the path it takes (wgmma
+/// and TMA where the kernel uses them and the costs were measured; else mma.sync and the
+/// SM's load path: L2 into the SM, then the shared-memory write).
+pub fn dynamic_pj(costs: &EnergyCosts, t: &Traffic) -> f64 {
+    let tensor = match (t.wgmma, costs.pj_per_flop_wgmma) {
+        (true, Some(e)) => t.tensor_flop * e,
+        _ => t.tensor_flop * costs.pj_per_flop + t.fragment_bytes * costs.pj_per_smem_byte,
+    };
+    let loads = match (t.tma, costs.pj_per_tma_l2_byte, costs.pj_per_tma_dram_byte) {
+        (true, Some(l2), Some(dram)) => t.load_bytes * l2 + t.dram_bytes * dram,
+        _ => {
+            t.load_bytes * (costs.pj_per_l2_byte + costs.pj_per_smem_byte)
+                + t.dram_bytes * costs.pj_per_dram_byte
+        }
+    };
+    tensor + loads + t.store_bytes * costs.pj_per_l2_byte
 }
 
 /// Predicted energy and sustained speed of one launch.
@@ -76,6 +115,9 @@ pub struct EnergyPrediction {
     pub energy_mj: f64,
     /// Average power under the limit, W.
     pub power_w: f64,
+    /// The SM clock under the limit over the full clock (time at full clock over the
+    /// sustained time: the launch's cycles are the same, only slower; 1 when uncapped).
+    pub clock_fraction: f64,
 }
 
 impl EnergyPrediction {
@@ -92,11 +134,7 @@ pub fn predict(
     time_us: f64,
     power_limit_w: f64,
 ) -> EnergyPrediction {
-    let pj = traffic.tensor_flop * costs.pj_per_flop
-        + traffic.smem_bytes * costs.pj_per_smem_byte
-        + (traffic.l2_bytes + traffic.dram_bytes) * costs.pj_per_l2_byte
-        + traffic.dram_bytes * costs.pj_per_dram_byte;
-    let dynamic_mj = pj * 1e-9;
+    let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9;
     let t = time_us.max(0.0);
     // mJ / us = kW
     let dynamic_w = if t > 0.0 { dynamic_mj / t * 1e3 } else { 0.0 };
@@ -122,6 +160,11 @@ pub fn predict(
         } else {
             costs.static_w
         },
+        clock_fraction: if sustained_us > 0.0 {
+            t / sustained_us
+        } else {
+            1.0
+        },
     }
 }
 
@@ -136,38 +179,71 @@ mod tests {
             pj_per_smem_byte: 1.0,
             pj_per_l2_byte: 2.0,
             pj_per_dram_byte: 10.0,
+            pj_per_flop_wgmma: None,
+            pj_per_tma_l2_byte: None,
+            pj_per_tma_dram_byte: None,
             power_limit_w: 700.0,
             source: "test".into(),
         }
     }
 
+    fn traffic(flop: f64, load: f64, frag: f64, store: f64, dram: f64) -> Traffic {
+        Traffic {
+            tensor_flop: flop,
+            load_bytes: load,
+            fragment_bytes: frag,
+            store_bytes: store,
+            dram_bytes: dram,
+            wgmma: false,
+            tma: false,
+        }
+    }
+
+    #[test]
+    fn each_path_is_priced_at_its_own_cost() {
+        let mut c = costs();
+        let mut t = traffic(1e9, 1e6, 2e6, 1e5, 1e4);
+        t.wgmma = true;
+        t.tma = true;
+        // without wgmma/TMA costs: mma.sync and the SM path
+        // 1e9 x 0.5 + 2e6 x 1 + 1e6 x (2 + 1) + 1e4 x 10 + 1e5 x 2
+        let sm_path = 0.5e9 + 2e6 + 3e6 + 1e5 + 2e5;
+        assert!((dynamic_pj(&c, &t) - sm_path).abs() < 1e-3);
+        c.pj_per_flop_wgmma = Some(0.25);
+        c.pj_per_tma_l2_byte = Some(1.5);
+        c.pj_per_tma_dram_byte = Some(5.0);
+        // wgmma: FLOP only (fragments included); TMA: loads and DRAM at its costs
+        let fast = 0.25e9 + 2e6 * 0.0 + 1e6 * 1.5 + 1e4 * 5.0 + 1e5 * 2.0;
+        assert!(
+            (dynamic_pj(&c, &t) - fast).abs() < 1e-3,
+            "{}",
+            dynamic_pj(&c, &t)
+        );
+        // a kernel on the SM path keeps the SM path's costs whatever was measured
+        t.wgmma = false;
+        t.tma = false;
+        assert!((dynamic_pj(&c, &t) - sm_path).abs() < 1e-3);
+    }
+
     #[test]
     fn energy_is_static_power_over_time_plus_each_count_at_its_cost() {
-        let t = Traffic {
-            tensor_flop: 1e12,
-            smem_bytes: 1e9,
-            l2_bytes: 1e9,
-            dram_bytes: 1e8,
-        };
-        // 0.5 J + 1 mJ + (1.1e9 x 2 pJ = 2.2 mJ) + 1 mJ = 504.2 mJ dynamic
+        // 1e12 FLOP x 0.5 pJ, 1e9 fragment bytes x 1 pJ, 1e9 loads x (2 + 1) pJ, 1e8 DRAM
+        // bytes x 10 pJ, 1e8 stores x 2 pJ
+        let t = traffic(1e12, 1e9, 1e9, 1e8, 1e8);
+        // 500 + 1 (fragments) + 3 (loads) + 1 (DRAM) + 0.2 (stores) = 505.2 mJ dynamic
         let e = predict(&costs(), &t, 2000.0, 700.0);
-        assert!((e.dynamic_mj - 504.2).abs() < 1e-9, "{e:?}");
-        // 504.2 mJ over 2 ms: 252.1 W dynamic, 452.1 W in all: below the limit
+        assert!((e.dynamic_mj - 505.2).abs() < 1e-9, "{e:?}");
+        // 505.2 mJ over 2 ms: 252.6 W dynamic, 452.6 W in all: below the limit
         assert!(!e.capped);
-        assert!((e.full_clock_w - 452.1).abs() < 1e-9);
+        assert!((e.full_clock_w - 452.6).abs() < 1e-9);
         assert_eq!(e.sustained_us, 2000.0);
-        assert!((e.energy_mj - (400.0 + 504.2)).abs() < 1e-9);
-        assert!((e.power_w - 452.1).abs() < 1e-9);
+        assert!((e.energy_mj - (400.0 + 505.2)).abs() < 1e-9);
+        assert!((e.power_w - 452.6).abs() < 1e-9);
     }
 
     #[test]
     fn above_the_limit_the_launch_slows_to_what_the_limit_allows() {
-        let t = Traffic {
-            tensor_flop: 1e12,
-            smem_bytes: 0.0,
-            l2_bytes: 0.0,
-            dram_bytes: 0.0,
-        };
+        let t = traffic(1e12, 0.0, 0.0, 0.0, 0.0);
         // 500 mJ dynamic in 0.5 ms: 1000 W + 200 W static > 700 W
         let e = predict(&costs(), &t, 500.0, 700.0);
         assert!(e.capped);
@@ -182,5 +258,7 @@ mod tests {
         let none = predict(&costs(), &t, 500.0, 150.0);
         assert!(!none.capped && none.sustained_us == 500.0);
         assert!((e.edp() - 700.0 * 1000.0).abs() < 1e-6);
+        // the same cycles in twice the time: half the clock
+        assert!((e.clock_fraction - 0.5).abs() < 1e-12);
     }
 }

@@ -485,7 +485,15 @@ impl<'a> Selector<'a> {
             config.group_m,
             &self.inputs(),
         );
-        Some(super::energy::Traffic::of_launch(p, &e.launches[j], &b))
+        let tma = self.family.loads_whole_boxes();
+        let wgmma = self.family.uses_wgmma(config, self.dtype, &self.gpu);
+        Some(super::energy::Traffic::of_launch(
+            p,
+            &e.launches[j],
+            &b,
+            wgmma,
+            tma,
+        ))
     }
 
     fn find(&self, config: &Config) -> Option<(&TileEntry, usize)> {

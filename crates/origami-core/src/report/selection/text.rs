@@ -161,7 +161,11 @@ pub fn objective_lines(n: &ObjectiveNote, pick: &Ranked) -> String {
             e.sustained_us,
             e.time_us,
             e.power_w,
-            if e.capped { ", power-capped" } else { "" }
+            if e.capped {
+                format!(", power-capped (SM clock x{:.2})", e.clock_fraction)
+            } else {
+                String::new()
+            }
         ),
         None => String::new(),
     }
