@@ -60,7 +60,9 @@ pub enum Bench {
     Tma,
     /// Energy per FLOP and per byte: idle and static power, dynamic pJ per tensor-core
     /// FLOP and per byte from shared memory, L2 and DRAM, from NVML's energy counter, and
-    /// the enforced power limit (csrc/energy_load.cu). Not in the default run.
+    /// the enforced power limit (csrc/energy_load.cu); on compute capability 9.0 also per
+    /// wgmma FLOP and per TMA byte from L2 and DRAM (csrc/tc_wgmma.cu, csrc/tma_load.cu).
+    /// Not in the default run.
     Energy,
 }
 
@@ -87,7 +89,8 @@ impl Bench {
     /// on a GPU: they are opt-in through `--only` until a GPU run has confirmed their wall
     /// time and CoV (an mbarrier wait of `tma` that never completed would hang the whole
     /// calibration; docs/calibrate.md). `energy` is opt-in for good: its windows of NVML's
-    /// energy counter take ~30 s, ten times the default run.
+    /// energy counter take ~30 s (~40 s on compute capability 9.0), ten times the default
+    /// run.
     pub const DEFAULT: [Bench; 6] = [
         Bench::Clock,
         Bench::Mma,

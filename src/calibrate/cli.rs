@@ -57,7 +57,8 @@ pub struct Args {
     /// per SM) and tma (TMA load latency and throughput, compute capability 9.0) measure no
     /// model parameter yet and run only when named here. energy (idle and static power,
     /// pJ per tensor-core FLOP and per byte from shared memory, L2 and DRAM, and the power
-    /// limit, from NVML's energy counter; ~30 s) runs only when named here.
+    /// limit, from NVML's energy counter; on compute capability 9.0 also per wgmma FLOP
+    /// and per TMA byte; ~30-40 s) runs only when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
     /// With --only energy: the shortest window of NVML's energy counter per sample,
@@ -101,7 +102,7 @@ fn calibrate_help() -> String {
          origami-calibrate --runs 10 --max-cov 0.5% --output h200.json\n  \
          origami-calibrate --only smem-bw,sync-cost,kloop-cost --format text\n  \
          origami-calibrate --only tc-rate,tma --format text   (tensor cores, TMA; opt-in)\n  \
-         origami-calibrate --only energy --format text   (pJ per FLOP and per byte; ~30 s)\n  \
+         origami-calibrate --only energy --format text   (pJ per FLOP and per byte; ~30-40 s)\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)

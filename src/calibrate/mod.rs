@@ -186,8 +186,8 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                     0
                 }
             }
-            // idle, static, 4 dynamic costs, the power limit
-            Bench::Energy => bench::energy::METRICS,
+            // idle, static, 4 dynamic costs, the power limit; wgmma and TMA on 9.0
+            Bench::Energy => bench::energy::metrics(sm90a),
         })
         .sum()
 }
@@ -211,6 +211,7 @@ mod tests {
         assert_eq!(steps_for(108, [8, 0], &[Bench::TcRate], false), 5);
         assert_eq!(steps_for(132, [9, 0], &[Bench::Tma], true), 6);
         assert_eq!(steps_for(128, [8, 9], &[Bench::Tma], false), 0);
-        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 7);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 10);
+        assert_eq!(steps_for(108, [8, 0], &[Bench::Energy], false), 7);
     }
 }

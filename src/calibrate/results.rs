@@ -104,21 +104,36 @@ pub const ENERGY_L2_PJ_PER_BYTE: &str = "energy_l2_pj_per_byte";
 /// Dynamic energy per byte read from DRAM beyond an L2 hit's (pJ/B): a byte from DRAM
 /// costs this plus `energy_l2_pj_per_byte`.
 pub const ENERGY_DRAM_PJ_PER_BYTE: &str = "energy_dram_pj_per_byte";
+/// Dynamic energy per dense tensor-core FLOP of `wgmma.mma_async` m64n256k16 f16 -> f32
+/// with both operands in shared memory, the tensor cores' shared-memory reads included
+/// (pJ/FLOP; compute capability 9.0 only): the Hopper GEMM's MMA.
+pub const ENERGY_WGMMA_PJ_PER_FLOP: &str = "energy_wgmma_pj_per_flop";
+/// Dynamic energy per byte a TMA box load (`cp.async.bulk.tensor.2d`) brings from L2 into
+/// shared memory, hits, the shared-memory writes included (pJ/B; compute capability 9.0).
+pub const ENERGY_TMA_L2_PJ_PER_BYTE: &str = "energy_tma_l2_pj_per_byte";
+/// Dynamic energy per byte a TMA box load brings from DRAM beyond a TMA L2 hit's (pJ/B;
+/// compute capability 9.0): a byte from DRAM by TMA costs this plus
+/// `energy_tma_l2_pj_per_byte`.
+pub const ENERGY_TMA_DRAM_PJ_PER_BYTE: &str = "energy_tma_dram_pj_per_byte";
 /// NVML's enforced power limit (W), read, never set.
 pub const POWER_LIMIT_W: &str = "power_limit_w";
-/// The metrics of `--only energy` measured over NVML energy-counter windows.
-pub const ENERGY_METRICS: [&str; 6] = [
+/// The metrics of `--only energy` measured over NVML energy-counter windows (the last
+/// three on compute capability 9.0 only).
+pub const ENERGY_METRICS: [&str; 9] = [
     ENERGY_IDLE_W,
     ENERGY_STATIC_W,
     ENERGY_MMA_PJ_PER_FLOP,
     ENERGY_SMEM_PJ_PER_BYTE,
     ENERGY_L2_PJ_PER_BYTE,
     ENERGY_DRAM_PJ_PER_BYTE,
+    ENERGY_WGMMA_PJ_PER_FLOP,
+    ENERGY_TMA_L2_PJ_PER_BYTE,
+    ENERGY_TMA_DRAM_PJ_PER_BYTE,
 ];
 /// The CoV limit of the energy metrics (a fraction) when the run's own is tighter: a sample
 /// is one counter window of ~0.5 s (a few of NVML's ticks), the GPU's temperature drifts
 /// from window to window, and the dynamic costs are differences of two powers (the DRAM
-/// one of three figures), so 1 % is out of reach where a kernel-timed bandwidth reaches it
+/// ones of three figures), so 1 % is out of reach where a kernel-timed bandwidth reaches it
 /// (docs/calibrate.md, "Energy costs").
 pub const ENERGY_MAX_COV: f64 = 0.05;
 
