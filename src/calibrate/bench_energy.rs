@@ -15,6 +15,10 @@
 //!
 //! - `energy_idle_w`: P with no kernel (the host sleeps a batch's length), a reference;
 //! - `energy_static_w`: P of one warp per SM spinning on clock64 (awake, nothing moved);
+//! - `energy_active_w`: P of every SM full of spinning one-warp blocks (schedulers
+//!   issuing, nothing moved): what a GEMM's SMs draw while they wait, and what the load
+//!   kernels below draw besides their operations (the model prices their costs above it,
+//!   with their rates in `details.ops_per_s`);
 //! - `energy_mma_pj_per_flop` = (P_mma - P_static) / FLOP rate (mma.sync m16n8k16 f16);
 //! - `energy_smem_pj_per_byte` = (P_smem - P_static) / byte rate (ld.shared.v4);
 //! - `energy_l2_pj_per_byte` = (P_l2 - P_static) / byte rate (ld.global.cg, L2 hits);
@@ -67,9 +71,9 @@ pub const MAX_REPS: u32 = 64;
 const CLOCK_EVERY: Duration = Duration::from_millis(50);
 /// How long the counter may stay still before the benchmark is skipped, seconds.
 const TICK_TIMEOUT_S: f64 = 2.0;
-/// Metrics the benchmark samples everywhere (the progress bar): six energy metrics and the
-/// limit.
-pub const METRICS: u64 = 7;
+/// Metrics the benchmark samples everywhere (the progress bar): seven energy metrics and
+/// the limit.
+pub const METRICS: u64 = 8;
 /// Metrics it samples on compute capability 9.0 only: wgmma, TMA from L2, TMA from DRAM.
 pub const METRICS_SM90A: u64 = 3;
 
@@ -513,6 +517,42 @@ impl Runner<'_> {
                 .with("cycles_per_launch", cycles)
                 .with("ms_per_launch_single", spin_ms)
                 .with("reps_per_batch", spin_reps),
+        );
+
+        // Active: as many spinning warps as every SM holds (the same kernel, blocks of one
+        // warp up to the occupancy limit): SMs awake with their schedulers issuing, nothing
+        // moved. A GEMM's SMs are this busy while they wait on loads; the load kernels
+        // below run this busy too, so the model takes their costs above this power.
+        let active_blocks = self.blocks_for(&spin, 32)?;
+        let active_dims = LaunchDims::linear(active_blocks, 32);
+        let active_launch = || -> Result<(), GpuError> {
+            gpu.launch(
+                &spin,
+                active_dims,
+                KernelArgs::new().u64(cycles).buf(&sm_mask).buf(&sink),
+            )
+        };
+        active_launch()?;
+        let active_ms = gpu.time_ms(active_launch)?;
+        let active_reps = batch_reps(active_ms, BATCH_MS, MAX_REPS);
+        let (m, seen) = self.energy_windows(
+            r::ENERGY_ACTIVE_W,
+            "W",
+            Some(&active_launch),
+            active_reps,
+            &|w| Ok(w.s.avg_w),
+        )?;
+        res.metrics.push(
+            with_windows(m, &seen)
+                .with("kernel", "energy_spin")
+                .with(
+                    "load",
+                    "every SM full of one-warp blocks spinning on clock64: schedulers issuing, nothing moved",
+                )
+                .with("grid", json!([active_blocks, 32]))
+                .with("cycles_per_launch", cycles)
+                .with("ms_per_launch_single", active_ms)
+                .with("reps_per_batch", active_reps),
         );
 
         // Tensor cores: mma.sync m16n8k16 f16 -> f32 from registers, all warps resident.
@@ -1097,9 +1137,9 @@ mod tests {
 
     #[test]
     fn hopper_path_operations_per_launch() {
-        // the progress bar: 7 everywhere, 3 more on compute capability 9.0
-        assert_eq!(metrics(false), 7);
-        assert_eq!(metrics(true), 10);
+        // the progress bar: 8 everywhere, 3 more on compute capability 9.0
+        assert_eq!(metrics(false), 8);
+        assert_eq!(metrics(true), 11);
         // 132 CTAs x 2 warpgroups x 1000 rounds x 4 x m64n256k16 (524288 FLOP)
         assert_eq!(
             wgmma_flop_per_launch(132, 1000),

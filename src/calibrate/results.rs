@@ -95,6 +95,9 @@ pub const ENERGY_IDLE_W: &str = "energy_idle_w";
 /// Average power of one warp per SM spinning on clock64 (W): the static power the dynamic
 /// costs are measured above.
 pub const ENERGY_STATIC_W: &str = "energy_static_w";
+/// Average power of every SM full of warps spinning on clock64 (W): SMs awake and
+/// issuing, nothing moved.
+pub const ENERGY_ACTIVE_W: &str = "energy_active_w";
 /// Dynamic energy per dense tensor-core FLOP, mma.sync m16n8k16 f16 -> f32 (pJ/FLOP).
 pub const ENERGY_MMA_PJ_PER_FLOP: &str = "energy_mma_pj_per_flop";
 /// Dynamic energy per byte read from shared memory, ld.shared.v4 (pJ/B).
@@ -119,9 +122,10 @@ pub const ENERGY_TMA_DRAM_PJ_PER_BYTE: &str = "energy_tma_dram_pj_per_byte";
 pub const POWER_LIMIT_W: &str = "power_limit_w";
 /// The metrics of `--only energy` measured over NVML energy-counter windows (the last
 /// three on compute capability 9.0 only).
-pub const ENERGY_METRICS: [&str; 9] = [
+pub const ENERGY_METRICS: [&str; 10] = [
     ENERGY_IDLE_W,
     ENERGY_STATIC_W,
+    ENERGY_ACTIVE_W,
     ENERGY_MMA_PJ_PER_FLOP,
     ENERGY_SMEM_PJ_PER_BYTE,
     ENERGY_L2_PJ_PER_BYTE,

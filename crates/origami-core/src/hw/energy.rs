@@ -27,6 +27,14 @@ pub struct EnergyCosts {
     pub pj_per_tma_l2_byte: Option<f64>,
     /// Per byte of a TMA copy from DRAM beyond its L2 crossing (Hopper), pJ.
     pub pj_per_tma_dram_byte: Option<f64>,
+    /// Average power of every SM full of spinning warps (`energy_active_w`), W: what SMs
+    /// with work draw besides their operations. When measured, the costs of the loads that
+    /// kept every SM that busy (mma.sync, ld.shared, the L2 and DRAM loads, wgmma) are
+    /// taken above it; TMA's (one thread per SM) stay above the static power.
+    pub active_w: Option<f64>,
+    /// How the dynamic power follows the SM clock under a power limit: P ~ x^a at clock
+    /// fraction x ([`DVFS_EXPONENT`]).
+    pub dvfs_exponent: f64,
     /// The enforced power limit when measured (NVML), W.
     pub power_limit_w: f64,
     /// Where the costs come from (a file, or the embedded document of a preset).
@@ -42,6 +50,28 @@ pub const COST_NAMES: [&str; 6] = [
     "energy_dram_pj_per_byte",
     "power_limit_w",
 ];
+
+/// Dynamic power P = C V^2 f with the voltage following the clock in the DVFS range: P
+/// grows as the cube of the clock, energy per operation as its square (the textbook CMOS
+/// relation; the GPU's own voltage table is not exposed). Not fitted.
+pub const DVFS_EXPONENT: f64 = 3.0;
+
+/// The active power's measurement name.
+pub const ACTIVE_W: &str = "energy_active_w";
+
+/// An operation's cost above the active power, pJ: its measured cost `pj` (above the
+/// static power) at `rate` operations per second, less the active power
+/// `active_above_static_w` its load drew besides (0 for a load that did not keep every SM
+/// busy); as measured when the rate is unknown. The cost stays at the clock it was
+/// measured at: the loads that reach the power limit (mma.sync, wgmma) ran there at about
+/// the clock a power-capped GEMM runs at. (Bringing them to full clock by the cube rule
+/// over-predicted the seed list's energies: docs/energy.md.)
+pub fn cost_above(pj: f64, rate: f64, active_above_static_w: f64) -> f64 {
+    if !(rate.is_finite() && rate > 0.0) {
+        return pj;
+    }
+    ((pj * 1e-12 * rate - active_above_static_w).max(0.0) / rate * 1e12).max(0.0)
+}
 
 /// The costs of Hopper's wgmma and TMA path, when measured (compute capability 9.0).
 pub const HOPPER_COST_NAMES: [&str; 3] = [
@@ -68,7 +98,10 @@ pub enum EnergyCostsError {
 }
 
 /// Committed energy documents by preset name.
-const EMBEDDED: &[(&str, &str)] = &[];
+const EMBEDDED: &[(&str, &str)] = &[(
+    "h100-sxm",
+    include_str!("../../../../calibrations/energy/h100-sxm.json"),
+)];
 
 impl EnergyCosts {
     /// The costs in a calibration document's measurements (medians). A cost may be a
@@ -100,15 +133,50 @@ impl EnergyCosts {
             Err(EnergyCostsError::Missing { .. }) => Ok(None),
             Err(e) => Err(e),
         };
+        let detail = |name: &str, key: &str| {
+            doc.measurements
+                .iter()
+                .find(|m| m.name == name)
+                .and_then(|m| m.details.get(key))
+                .and_then(|v| v.as_f64())
+        };
+        let static_w = get(COST_NAMES[0])?;
+        let active_w = optional(ACTIVE_W)?.filter(|w| *w > static_w);
+        let above = active_w.map_or(0.0, |a| a - static_w);
+        let a = DVFS_EXPONENT;
+        // a cost at full clock, above the active power when `active` (its load kept
+        // every SM busy); as measured when its rate or clock is not recorded
+        let net = |name: &'static str, pj: f64, active: bool| {
+            let rate = detail(name, "ops_per_s").unwrap_or(f64::NAN);
+            cost_above(pj, rate, if active { above } else { 0.0 })
+        };
+        let l2 = net(COST_NAMES[3], get(COST_NAMES[3])?, true);
+        // DRAM: the whole path above the active power, less the L2 part
+        let dram_meas = get(COST_NAMES[4])?;
+        let dram_path = detail(COST_NAMES[4], "dram_path_pj_per_byte")
+            .map(|p| net(COST_NAMES[4], p, true) - l2);
+        let tma_l2 = optional(HOPPER_COST_NAMES[1])?.map(|v| net(HOPPER_COST_NAMES[1], v, false));
+        let tma_dram = optional(HOPPER_COST_NAMES[2])?.map(|v| {
+            match (
+                detail(HOPPER_COST_NAMES[2], "dram_path_pj_per_byte"),
+                tma_l2,
+            ) {
+                (Some(p), Some(l2)) => net(HOPPER_COST_NAMES[2], p, false) - l2,
+                _ => v,
+            }
+        });
         Ok(EnergyCosts {
-            pj_per_flop_wgmma: optional(HOPPER_COST_NAMES[0])?,
-            pj_per_tma_l2_byte: optional(HOPPER_COST_NAMES[1])?,
-            pj_per_tma_dram_byte: optional(HOPPER_COST_NAMES[2])?,
-            static_w: get(COST_NAMES[0])?,
-            pj_per_flop: get(COST_NAMES[1])?,
-            pj_per_smem_byte: get(COST_NAMES[2])?,
-            pj_per_l2_byte: get(COST_NAMES[3])?,
-            pj_per_dram_byte: get(COST_NAMES[4])?,
+            pj_per_flop_wgmma: optional(HOPPER_COST_NAMES[0])?
+                .map(|v| net(HOPPER_COST_NAMES[0], v, true)),
+            pj_per_tma_l2_byte: tma_l2,
+            pj_per_tma_dram_byte: tma_dram.map(|v| v.max(0.0)),
+            static_w,
+            pj_per_flop: net(COST_NAMES[1], get(COST_NAMES[1])?, true),
+            pj_per_smem_byte: net(COST_NAMES[2], get(COST_NAMES[2])?, true),
+            pj_per_l2_byte: l2,
+            pj_per_dram_byte: dram_path.unwrap_or(dram_meas).max(0.0),
+            active_w,
+            dvfs_exponent: a,
             power_limit_w: get(COST_NAMES[5])?,
             source: source.into(),
         })
@@ -143,5 +211,75 @@ impl EnergyCosts {
                 gpu: gpu_name.into(),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_is_taken_above_the_active_power_its_load_drew() {
+        // 1 pJ at 1e14 per second: 100 W above static; 40 W of it the SMs' active power
+        assert!((cost_above(1.0, 1e14, 40.0) - 0.6).abs() < 1e-12);
+        assert_eq!(cost_above(1.0, 1e14, 0.0), 1.0);
+        // never below 0; an unknown rate leaves the cost as measured
+        assert_eq!(cost_above(1.0, 1e14, 500.0), 0.0);
+        assert_eq!(cost_above(1.0, f64::NAN, 40.0), 1.0);
+    }
+
+    #[test]
+    fn costs_come_from_a_documents_measurements() {
+        let text = include_str!("../../../../results/h100/calibrate-full-2026-11-26.json");
+        let mut doc: HwDoc = serde_json::from_str(text).unwrap();
+        assert!(matches!(
+            EnergyCosts::from_doc(&doc, "x"),
+            Err(EnergyCostsError::Missing {
+                name: "energy_static_w",
+                ..
+            })
+        ));
+        let one = doc.measurements[0].clone();
+        let add = |doc: &mut HwDoc, name: &str, v: f64, rate: Option<f64>| {
+            let mut m = one.clone();
+            m.name = name.into();
+            m.summary.median = v;
+            m.details.clear();
+            if let Some(r) = rate {
+                m.details.insert("ops_per_s".into(), serde_json::json!(r));
+            }
+            doc.measurements.push(m);
+        };
+        add(&mut doc, "energy_static_w", 150.0, None);
+        add(&mut doc, "energy_mma_pj_per_flop", 1.0, Some(5e14));
+        add(&mut doc, "energy_smem_pj_per_byte", 6.0, Some(3e13));
+        add(&mut doc, "energy_l2_pj_per_byte", 40.0, Some(8e12));
+        add(&mut doc, "energy_dram_pj_per_byte", 90.0, Some(3e12));
+        add(&mut doc, "power_limit_w", 700.0, None);
+        let plain = EnergyCosts::from_doc(&doc, "x").unwrap();
+        assert_eq!((plain.pj_per_flop, plain.active_w), (1.0, None));
+        assert_eq!(plain.pj_per_flop_wgmma, None);
+        // with the active power measured: every full-occupancy load's cost above it
+        add(&mut doc, "energy_active_w", 350.0, None);
+        let c = EnergyCosts::from_doc(&doc, "x").unwrap();
+        assert_eq!(c.active_w, Some(350.0));
+        // 1 pJ x 5e14 = 500 W, 200 W of it active: 0.6 pJ
+        assert!((c.pj_per_flop - 0.6).abs() < 1e-12, "{c:?}");
+        assert!((c.pj_per_l2_byte - 15.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.dvfs_exponent, DVFS_EXPONENT);
+        // a non-finite cost is refused with its name
+        let i = doc
+            .measurements
+            .iter()
+            .position(|m| m.name == "energy_l2_pj_per_byte")
+            .unwrap();
+        doc.measurements[i].summary.median = f64::NAN;
+        assert!(matches!(
+            EnergyCosts::from_doc(&doc, "x"),
+            Err(EnergyCostsError::Invalid {
+                name: "energy_l2_pj_per_byte",
+                ..
+            })
+        ));
     }
 }

@@ -12,11 +12,20 @@
 //!   and B do not fit in L2) at the cost beyond their L2 crossing, of the same path;
 //! - C's (or the split-K partials') writes through L2.
 //!
-//! Under a power limit P_lim the GPU lowers its clock until it draws no more: with the
-//! dynamic energy fixed per operation (first order: the study's power-limit axis, and the
-//! issue's "energy divided by the power limit"), a launch whose power at full clock
-//! P = P_static + E_dyn / t exceeds P_lim runs in t' = E_dyn / (P_lim - P_static) and
-//! draws P_lim; otherwise it keeps t. The costs are `hw::energy::EnergyCosts`.
+//! Besides the static power of the awake GPU, SMs that hold work draw the active power of
+//! schedulers issuing (`energy_active_w`, measured with every SM full of spinning warps)
+//! over the launch's time, for the share of SMs with a CTA; the operations' costs are
+//! taken above it where their microbenchmark kept the SMs that busy
+//! (`hw::energy::EnergyCosts`).
+//!
+//! Under a power limit P_lim the GPU lowers its clock until it draws no more. The dynamic
+//! power (operations and active SMs) scales as x^a with the clock fraction x (a =
+//! `dvfs_exponent`: P = C V^2 f with V following f gives 3; the first-order rule,
+//! energy per operation fixed, is a = 1), the static power does not: a launch whose power at
+//! full clock P = P_static + P_dyn exceeds P_lim runs at x = ((P_lim - P_static) /
+//! P_dyn)^(1/a), in t / x, with dynamic energy x^(a-1) of its full-clock value, drawing
+//! P_lim; otherwise it keeps t. The launch's cycles are taken as fixed (a memory-bound
+//! launch slows less: not modelled).
 
 use serde::Serialize;
 
@@ -44,6 +53,9 @@ pub struct Traffic {
     pub wgmma: bool,
     /// The loads are TMA box copies (L2 to shared memory, no registers).
     pub tma: bool,
+    /// The share of the GPU's SMs that hold work (CTAs over SMs, at most 1): they draw
+    /// the active power (`EnergyCosts::active_w`) while the launch runs.
+    pub active_sms: f64,
 }
 
 impl Traffic {
@@ -56,6 +68,7 @@ impl Traffic {
         b: &ThroughputBreakdown,
         wgmma: bool,
         tma: bool,
+        sms: u32,
     ) -> Traffic {
         let iters = b.tiles as f64 * b.k_iters as f64;
         let runs = l.split_k.max(1) as f64;
@@ -74,6 +87,7 @@ impl Traffic {
             dram_bytes: b.dram_bytes,
             wgmma,
             tma,
+            active_sms: (b.tiles as f64 / f64::from(sms.max(1))).min(1.0),
         }
     }
 }
@@ -134,19 +148,29 @@ pub fn predict(
     time_us: f64,
     power_limit_w: f64,
 ) -> EnergyPrediction {
-    let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9;
     let t = time_us.max(0.0);
+    // the SMs' active power over the static, for the share of SMs with work, scales with
+    // the clock as the operations' energy does: part of the dynamic energy
+    let active_mj = (costs.active_w.unwrap_or(costs.static_w) - costs.static_w).max(0.0)
+        * traffic.active_sms.clamp(0.0, 1.0)
+        * t
+        * 1e-3;
+    let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9 + active_mj;
     // mJ / us = kW
     let dynamic_w = if t > 0.0 { dynamic_mj / t * 1e3 } else { 0.0 };
     let full_clock_w = costs.static_w + dynamic_w;
     let headroom = power_limit_w - costs.static_w;
-    let capped = full_clock_w > power_limit_w && headroom > 0.0;
-    let sustained_us = if capped {
-        dynamic_mj / headroom * 1e3
+    let capped = full_clock_w > power_limit_w && headroom > 0.0 && dynamic_w > 0.0;
+    // under the limit the clock falls to x of full, the dynamic power to x^a of its
+    // full-clock value (`EnergyCosts::dvfs_exponent`), the time grows to t / x
+    let (x, sustained_us) = if capped {
+        let x = (headroom / dynamic_w).powf(1.0 / costs.dvfs_exponent.max(1.0));
+        (x, t / x)
     } else {
-        t
+        (1.0, t)
     };
-    let energy_mj = costs.static_w * sustained_us * 1e-3 + dynamic_mj;
+    let energy_mj = costs.static_w * sustained_us * 1e-3
+        + dynamic_mj * x.powf(costs.dvfs_exponent.max(1.0) - 1.0);
     EnergyPrediction {
         time_us: t,
         dynamic_mj,
@@ -160,11 +184,7 @@ pub fn predict(
         } else {
             costs.static_w
         },
-        clock_fraction: if sustained_us > 0.0 {
-            t / sustained_us
-        } else {
-            1.0
-        },
+        clock_fraction: x,
     }
 }
 
@@ -182,6 +202,8 @@ mod tests {
             pj_per_flop_wgmma: None,
             pj_per_tma_l2_byte: None,
             pj_per_tma_dram_byte: None,
+            active_w: None,
+            dvfs_exponent: 1.0,
             power_limit_w: 700.0,
             source: "test".into(),
         }
@@ -196,6 +218,7 @@ mod tests {
             dram_bytes: dram,
             wgmma: false,
             tma: false,
+            active_sms: 1.0,
         }
     }
 
@@ -260,5 +283,32 @@ mod tests {
         assert!((e.edp() - 700.0 * 1000.0).abs() < 1e-6);
         // the same cycles in twice the time: half the clock
         assert!((e.clock_fraction - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn with_voltage_following_the_clock_the_cap_costs_less_time() {
+        let mut c = costs();
+        c.dvfs_exponent = 3.0;
+        let t = traffic(1e12, 0.0, 0.0, 0.0, 0.0);
+        // 1000 W dynamic at full clock, 500 W of headroom: x = 0.5^(1/3)
+        let e = predict(&c, &t, 500.0, 700.0);
+        let x = 0.5f64.powf(1.0 / 3.0);
+        assert!((e.clock_fraction - x).abs() < 1e-12, "{e:?}");
+        assert!((e.sustained_us - 500.0 / x).abs() < 1e-9);
+        // it draws the limit: static + dynamic energy x^2 of full over t / x
+        assert!((e.power_w - 700.0).abs() < 1e-9, "{e:?}");
+        assert!((e.energy_mj - 700.0 * e.sustained_us * 1e-3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn active_sms_draw_the_active_power_for_their_share() {
+        let mut c = costs();
+        c.active_w = Some(400.0);
+        let mut t = traffic(0.0, 0.0, 0.0, 0.0, 0.0);
+        t.active_sms = 0.5;
+        // 200 W static + (400 - 200) x 0.5 over 1 ms
+        let e = predict(&c, &t, 1000.0, 700.0);
+        assert!((e.energy_mj - 300.0).abs() < 1e-9, "{e:?}");
+        assert!((e.dynamic_mj - 100.0).abs() < 1e-9);
     }
 }

@@ -493,6 +493,7 @@ impl<'a> Selector<'a> {
             &b,
             wgmma,
             tma,
+            self.gpu.sm_count,
         ))
     }
 
