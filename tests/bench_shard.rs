@@ -357,9 +357,19 @@ fn energy_columns_fill_for_fully_timed_configs_only() {
                 r[ms].parse().unwrap(),
             );
             assert!((e - p * t).abs() < 1e-6 * e, "{r:?}");
+            // the mock's clock and clock-event reasons over the window
+            assert_eq!(&r[col("energy_sm_mhz")], "1755.0", "{r:?}");
+            assert_eq!(&r[col("energy_throttle")], "sw_power_cap", "{r:?}");
         }
     }
     assert!(with > 0);
+    // cuBLAS's energy, once per shape, in shapes.csv
+    let mut shapes = csv::Reader::from_path(dir.join("shapes.csv")).unwrap();
+    let sh = shapes.headers().unwrap().clone();
+    let cb = sh.iter().position(|h| h == "cublas_energy_mj").unwrap();
+    let rows: Vec<csv::StringRecord> = shapes.records().map(|r| r.unwrap()).collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r[cb].parse::<f64>().unwrap() > 0.0));
     // a folder without the columns (written before them) still reads: the plain sweep
     let plain_dir = root.join("p");
     sweep(&plain_dir, &lists, &plain(6)).unwrap();
@@ -368,7 +378,7 @@ fn energy_columns_fill_for_fully_timed_configs_only() {
         .lines()
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            f[..f.len() - 3].join(",")
+            f[..f.len() - 6].join(",")
         })
         .collect::<Vec<_>>()
         .join("\n");

@@ -366,7 +366,7 @@ impl LaunchQueue for Idle<'_> {
 }
 
 /// One sample: a counter window and NVML's SM clock during it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Window {
     s: Sustained,
     sm_mhz: Option<f64>,

@@ -16,11 +16,16 @@
 //! launches: up to twice the energy per GEMM. `busy` shows the gap now.)
 //! Nothing is set: the clocks and the power limit are only read.
 
-use super::measure::BatchTimer;
-
 /// A cumulative energy counter, in millijoules (`None`: no reading).
 pub trait EnergyCounter {
     fn read_mj(&mut self) -> Option<u64>;
+    /// Called at every poll inside the window: a counter that can also read the SM clock
+    /// and the clock-event (throttle) reasons samples them here (at its own pace).
+    fn observe(&mut self) {}
+    /// The SM clocks (MHz) and the reasons seen since the window opened.
+    fn observed(&self) -> (Vec<u32>, Vec<String>) {
+        (Vec::new(), Vec::new())
+    }
 }
 
 /// Batches of back-to-back launches on the GPU's queue, never waited for one by one.
@@ -36,7 +41,7 @@ pub trait LaunchQueue {
 }
 
 /// One sustained measurement.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sustained {
     /// Energy per launch, millijoules.
     pub mj_per_launch: f64,
@@ -52,6 +57,15 @@ pub struct Sustained {
     /// absent in reports written before it existed).
     #[serde(default = "one")]
     pub busy: f64,
+    /// NVML's SM clock over the window: median of the readings, MHz (None: not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_mhz: Option<f64>,
+    /// The lowest SM clock read in the window, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_mhz_min: Option<f64>,
+    /// Clock-event (throttle) reasons NVML reported in the window, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttle: Vec<String>,
 }
 
 fn one() -> f64 {
@@ -128,11 +142,16 @@ fn window<Q: LaunchQueue>(
         };
         let moved = e != last;
         last = e;
+        if start.is_some() {
+            counter.observe();
+        }
         match start {
             None if moved => start = Some((t, e, done, gpu_ms)),
             Some((t0, e0, d0, g0)) if moved && t - t0 >= min_window_s && e > e0 && done > d0 => {
                 let n = (done - d0) * u64::from(reps);
                 let ms = gpu_ms - g0;
+                let (mut mhz, throttle) = counter.observed();
+                mhz.sort_unstable();
                 return Ok(Some(Sustained {
                     mj_per_launch: (e - e0) as f64 / n as f64,
                     avg_w: (e - e0) as f64 / 1000.0 / (t - t0),
@@ -140,58 +159,9 @@ fn window<Q: LaunchQueue>(
                     launches: n,
                     ms_per_launch: ms / n as f64,
                     busy: ms / 1000.0 / (t - t0),
-                }));
-            }
-            _ => {}
-        }
-        if t - t_begin > max_s {
-            return Ok(None);
-        }
-    }
-}
-
-/// (Superseded by [`sustained_queued`]; kept until its last caller moves.)
-/// Replay `reps`-launch batches on `timer` until the counter has ticked twice at least
-/// `min_window_s` apart (host seconds from `now_s`); `None` when it has not within
-/// `max_s` (no counter, or one that does not move).
-pub fn sustained<T: BatchTimer>(
-    timer: &mut T,
-    counter: &mut dyn EnergyCounter,
-    now_s: &mut dyn FnMut() -> f64,
-    reps: u32,
-    min_window_s: f64,
-    max_s: f64,
-) -> Result<Option<Sustained>, T::Error> {
-    let t_begin = now_s();
-    let Some(mut last) = counter.read_mj() else {
-        return Ok(None);
-    };
-    let reps = reps.max(1);
-    let (mut launches, mut gpu_ms) = (0u64, 0.0f64);
-    // (time, counter, launches, gpu ms) when the window opened
-    let mut start: Option<(f64, u64, u64, f64)> = None;
-    loop {
-        let ms = timer.sample(reps)?;
-        launches += u64::from(reps);
-        gpu_ms += ms * f64::from(reps);
-        let t = now_s();
-        let Some(e) = counter.read_mj() else {
-            return Ok(None);
-        };
-        let moved = e != last;
-        last = e;
-        match start {
-            None if moved => start = Some((t, e, launches, gpu_ms)),
-            Some((t0, e0, l0, g0)) if moved && t - t0 >= min_window_s && e > e0 => {
-                let n = launches - l0;
-                let joules = (e - e0) as f64 / 1000.0;
-                return Ok(Some(Sustained {
-                    mj_per_launch: (e - e0) as f64 / n as f64,
-                    avg_w: joules / (t - t0),
-                    window_s: t - t0,
-                    launches: n,
-                    ms_per_launch: (gpu_ms - g0) / n as f64,
-                    busy: (gpu_ms - g0) / 1000.0 / (t - t0),
+                    sm_mhz: (!mhz.is_empty()).then(|| f64::from(mhz[mhz.len() / 2])),
+                    sm_mhz_min: mhz.first().map(|&m| f64::from(m)),
+                    throttle,
                 }));
             }
             _ => {}

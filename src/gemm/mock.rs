@@ -247,6 +247,9 @@ impl GemmBench for MockBench {
             launches,
             ms_per_launch: ms,
             busy: 1.0,
+            sm_mhz: Some(1755.0),
+            sm_mhz_min: Some(1740.0),
+            throttle: vec!["sw_power_cap".into()],
         }))
     }
 

@@ -656,10 +656,31 @@ impl Runner {
         ms_per_launch: f64,
         min_window_s: f64,
     ) -> Result<Option<super::energy::Sustained>, GemmError> {
-        struct Nvml<'a>(&'a crate::gpu::Gpu);
+        /// NVML's counter, and its SM clock and clock-event reasons every 50 ms.
+        struct Nvml<'a> {
+            gpu: &'a crate::gpu::Gpu,
+            last: Option<std::time::Instant>,
+            mhz: Vec<u32>,
+            reasons: std::collections::BTreeSet<String>,
+        }
         impl super::energy::EnergyCounter for Nvml<'_> {
             fn read_mj(&mut self) -> Option<u64> {
-                self.0.energy_mj().ok()
+                self.gpu.energy_mj().ok()
+            }
+            fn observe(&mut self) {
+                let due = self.last.map_or(true, |t| {
+                    t.elapsed() >= std::time::Duration::from_millis(50)
+                });
+                if due {
+                    self.last = Some(std::time::Instant::now());
+                    if let Ok(s) = self.gpu.nvml_sample() {
+                        self.mhz.extend(s.sm_mhz);
+                        self.reasons.extend(s.throttle_reasons);
+                    }
+                }
+            }
+            fn observed(&self) -> (Vec<u32>, Vec<String>) {
+                (self.mhz.clone(), self.reasons.iter().cloned().collect())
             }
         }
         /// The timer's batch (its graph of `reps` launches) replayed on an event queue.
@@ -687,7 +708,12 @@ impl Runner {
         let mut now = move || t0.elapsed().as_secs_f64();
         Ok(super::energy::sustained_queued(
             &mut Queued { timer, queue },
-            &mut Nvml(&self.gpu),
+            &mut Nvml {
+                gpu: &self.gpu,
+                last: None,
+                mhz: Vec::new(),
+                reasons: Default::default(),
+            },
             &mut now,
             reps,
             min_window_s,

@@ -5,7 +5,8 @@
 //! [`shape_row`]; a runner only records measurements.
 //!
 //! `shapes.csv` contributes what `configs.csv` cannot hold: which shapes the run finished
-//! (in order), their label, cuBLAS's time and CoV, the SM clock and the seconds spent.
+//! (in order), their label, cuBLAS's time and CoV (and energy under sustained load), the SM
+//! clock and the seconds spent.
 //! A full `shapes.csv` of an earlier report reads as such facts too (its other columns are
 //! ignored and derived again, to the same values).
 
@@ -40,6 +41,13 @@ pub struct ShapeFacts {
     /// Wall time the shape took, seconds.
     #[serde(default)]
     pub seconds: Option<f64>,
+    /// cuBLAS under sustained load (`sweep --energy-s`).
+    #[serde(default)]
+    pub cublas_energy_mj: Option<f64>,
+    #[serde(default)]
+    pub cublas_energy_w: Option<f64>,
+    #[serde(default)]
+    pub cublas_sustained_ms: Option<f64>,
 }
 
 impl ShapeFacts {
@@ -74,6 +82,9 @@ pub fn shape_rows(facts: &[ShapeFacts], configs: &[ConfigRow]) -> Result<Vec<Sha
             s.cublas_cov = f.cublas_cov;
             s.sm_mhz = f.sm_mhz;
             s.seconds = f.seconds.unwrap_or(0.0);
+            s.cublas_energy_mj = f.cublas_energy_mj;
+            s.cublas_energy_w = f.cublas_energy_w;
+            s.cublas_sustained_ms = f.cublas_sustained_ms;
             Ok(s)
         })
         .collect()
@@ -195,6 +206,9 @@ mod tests {
             cublas_cov: None,
             sm_mhz: None,
             seconds: None,
+            cublas_energy_mj: None,
+            cublas_energy_w: None,
+            cublas_sustained_ms: None,
         };
         assert!(shape_rows(&[f], &[]).unwrap_err().contains("1x1x1"));
     }

@@ -178,6 +178,12 @@ pub struct ConfigRow {
     /// The launches' GPU time over the energy window (`energy::Sustained::busy`, about 1).
     #[serde(default)]
     pub energy_busy: Option<f64>,
+    /// NVML's SM clock over the energy window (median of readings every 50 ms), MHz.
+    #[serde(default)]
+    pub energy_sm_mhz: Option<f64>,
+    /// The clock-event (throttle) reasons NVML reported in the window, '|'-separated.
+    #[serde(default)]
+    pub energy_throttle: Option<String>,
 }
 
 impl ConfigRow {
@@ -218,6 +224,8 @@ impl ConfigRow {
             energy_w: None,
             sustained_ms: None,
             energy_busy: None,
+            energy_sm_mhz: None,
+            energy_throttle: None,
         }
     }
 
@@ -288,6 +296,14 @@ pub struct ShapeRow {
     pub kendall_tau: Option<f64>,
     pub sm_mhz: Option<u32>,
     pub seconds: f64,
+    /// cuBLAS under sustained load (`sweep --energy-s`): millijoules per GEMM, average
+    /// watts, milliseconds per GEMM. Empty otherwise, and in folders made before.
+    #[serde(default)]
+    pub cublas_energy_mj: Option<f64>,
+    #[serde(default)]
+    pub cublas_energy_w: Option<f64>,
+    #[serde(default)]
+    pub cublas_sustained_ms: Option<f64>,
 }
 
 impl ShapeRow {
@@ -363,6 +379,9 @@ pub fn shape_row(
         kendall_tau,
         sm_mhz: None,
         seconds: 0.0,
+        cublas_energy_mj: None,
+        cublas_energy_w: None,
+        cublas_sustained_ms: None,
     }
 }
 
@@ -484,9 +503,14 @@ pub struct SweepOptions {
     pub energy_s: Option<f64>,
 }
 
+/// What `run_shape` measured of cuBLAS: (median ms, CoV), and its energy under sustained
+/// load with `--energy-s`.
+pub type CublasMeasured = ((f64, f64), Option<super::energy::Sustained>);
+
 /// Run one shape on a bench: inputs, cuBLAS, then every planned config (verify, time).
-/// Returns the config rows and cuBLAS's (median ms, CoV). A config that fails to compile or
-/// verify gets a row with a note; a driver error aborts (the context is likely lost).
+/// Returns the config rows and cuBLAS's (median ms, CoV) with its energy when asked. A
+/// config that fails to compile or verify gets a row with a note; a driver error aborts
+/// (the context is likely lost).
 pub fn run_shape<B: GemmBench>(
     bench: &mut B,
     set: &str,
@@ -495,12 +519,16 @@ pub fn run_shape<B: GemmBench>(
     opts: &SweepOptions,
     seed: u64,
     progress: &dyn Fn(),
-) -> Result<(Vec<ConfigRow>, (f64, f64)), GemmError> {
+) -> Result<(Vec<ConfigRow>, CublasMeasured), GemmError> {
     let mut data = bench.prepare(p, seed)?;
     let cb = bench.time_cublas(&data, &opts.policy)?;
     let cb_sum = cb
         .summary()
         .ok_or_else(|| GemmError::Runtime("cuBLAS produced no finite timing sample".into()))?;
+    let cb_energy = match opts.energy_s {
+        Some(w) => bench.sustained(&data, None, cb_sum.median, w)?,
+        None => None,
+    };
     let mut rows = Vec::with_capacity(planned.len());
     let mut best: Option<f64> = None;
     for x in planned {
@@ -559,12 +587,14 @@ pub fn run_shape<B: GemmBench>(
                 row.energy_w = Some(s.avg_w);
                 row.sustained_ms = Some(s.ms_per_launch);
                 row.energy_busy = Some(s.busy);
+                row.energy_sm_mhz = s.sm_mhz;
+                row.energy_throttle = Some(s.throttle.join("|"));
             }
         }
         rows.push(row);
         progress();
     }
-    Ok((rows, (cb_sum.median, cb_sum.cov)))
+    Ok((rows, ((cb_sum.median, cb_sum.cov), cb_energy)))
 }
 
 /// A passed, measured row of `config` (tests of the folder and report code).

@@ -357,10 +357,16 @@ pub fn run_sweep<B: GemmBench>(
         observer.shape_started(j.set, &j.p);
         let started = bench.elapsed_s();
         let seed = shape_seed(base_seed, &j.p);
-        let (rows, cb) = run_shape(bench, j.set, &j.p, &j.planned, &opts, seed, &|| {
-            observer.config_done()
-        })?;
+        let (rows, (cb, cb_energy)) =
+            run_shape(bench, j.set, &j.p, &j.planned, &opts, seed, &|| {
+                observer.config_done()
+            })?;
         let mut srow = shape_row(j.set, j.label, &j.p, &rows, Some(cb));
+        if let Some(e) = cb_energy {
+            srow.cublas_energy_mj = Some(e.mj_per_launch);
+            srow.cublas_energy_w = Some(e.avg_w);
+            srow.cublas_sustained_ms = Some(e.ms_per_launch);
+        }
         srow.sm_mhz = bench.clocks().and_then(|c| c.sm_mhz);
         srow.seconds = bench.elapsed_s() - started;
         files::append_csv(&cfg_path, &rows)

@@ -86,15 +86,15 @@ fn sustained_text(r: &RunReport) -> String {
     if lines.iter().all(|(_, s)| s.is_none()) {
         return String::new();
     }
-    let cb = r.cublas.sustained.map(|s| s.mj_per_launch);
+    let cb = r.cublas.sustained.as_ref().map(|s| s.mj_per_launch);
     let mut t = format!(
-        "sustained load (NVML energy counter, tick to tick):\n{:<22} {:>10} {:>8} {:>12} {:>9} {:>9} {:>6} {:>10}\n",
-        "config", "mJ/GEMM", "W", "ms/GEMM", "window s", "launches", "busy", "cuB mJ/mJ"
+        "sustained load (NVML energy counter, tick to tick):\n{:<22} {:>10} {:>8} {:>12} {:>9} {:>9} {:>6} {:>7} {:>10}  {}\n",
+        "config", "mJ/GEMM", "W", "ms/GEMM", "window s", "launches", "busy", "SM MHz", "cuB mJ/mJ", "clock events"
     );
     for (name, s) in lines {
         match s {
             Some(s) => t.push_str(&format!(
-                "{:<22} {:>10.3} {:>8.1} {:>12.4} {:>9.2} {:>9} {:>6.3} {:>10}\n",
+                "{:<22} {:>10.3} {:>8.1} {:>12.4} {:>9.2} {:>9} {:>6.3} {:>7} {:>10}  {}\n",
                 name,
                 s.mj_per_launch,
                 s.avg_w,
@@ -102,7 +102,13 @@ fn sustained_text(r: &RunReport) -> String {
                 s.window_s,
                 s.launches,
                 s.busy,
-                num(cb.map(|c| c / s.mj_per_launch), |v| format!("{v:.3}"))
+                num(s.sm_mhz, |v| format!("{v:.0}")),
+                num(cb.map(|c| c / s.mj_per_launch), |v| format!("{v:.3}")),
+                if s.throttle.is_empty() {
+                    "-".to_string()
+                } else {
+                    s.throttle.join(",")
+                }
             )),
             None => t.push_str(&format!("{name:<22} {:>10}\n", "-")),
         }
@@ -183,6 +189,9 @@ mod tests {
             launches: 1000,
             ms_per_launch: 0.021,
             busy: 0.99,
+            sm_mhz: Some(1410.0),
+            sm_mhz_min: Some(1395.0),
+            throttle: vec!["sw_power_cap".into()],
         };
         r.cublas.sustained = Some(s(10.0));
         if let Some(t) = r.configs[0].ran.as_mut().and_then(|x| x.timed.as_mut()) {
@@ -192,6 +201,10 @@ mod tests {
         assert!(text.contains("sustained load"), "{text}");
         // cuBLAS's energy over the config's: 10 / 12.5
         assert!(text.contains("0.800"), "{text}");
+        assert!(
+            text.contains(" 1410 ") && text.contains("sw_power_cap"),
+            "{text}"
+        );
         let j: serde_json::Value = serde_json::from_str(&run_json(&r)).unwrap();
         assert_eq!(j["cublas"]["sustained"]["mj_per_launch"], 10.0);
         assert_eq!(j["configs"][0]["sustained"]["launches"], 1000);
