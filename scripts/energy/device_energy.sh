@@ -5,7 +5,8 @@
 # power-capped regime). Stage `seed` / `llm`: a sweep of 8 configs spread over the hopper
 # family's order per shape (`--spread 8`, no screen, every config fully timed) with
 # `--energy-s 0.5`. `nvidia-smi dmon` logs power and clocks alongside. Binaries carried as
-# target/devbin/*.xz; everything goes to $OUT. Usage: device_energy.sh STAGE [BUDGET_S]
+# target/devbin/*.xz; everything goes to $OUT. Usage: device_energy.sh STAGE [BUDGET_S];
+# ENERGY_S sets the sweep's window (default 0.5 s), SHARD=I/N runs one shard of the list.
 set -u
 STAGE=${1:?stage: calib, seed or llm}
 BUDGET=${2:-480}
@@ -30,7 +31,8 @@ calib)
     ;;
 seed | llm)
     timeout $((BUDGET + 60)) $B sweep --shapes data/${STAGE}_shapes.csv --family hopper --dtype fp16 \
-        --spread 8 --screen-cut 0 --energy-s 0.5 --out "$OUT/energy-$STAGE" \
+        --spread 8 --screen-cut 0 --energy-s "${ENERGY_S:-0.5}" --out "$OUT/energy-$STAGE" \
+        ${SHARD:+--shard "$SHARD"} \
         --time-budget-s "$BUDGET" --no-plots --seed 20261127 > "$OUT/sweep-$STAGE.log" 2>&1
     echo "sweep exit $?"
     tail -3 "$OUT/sweep-$STAGE.log"
