@@ -135,7 +135,8 @@ struct Args {
     power_limit: Option<String>,
     /// A calibration with the energy costs (origami-calibrate --only clock,energy); else
     /// those of TRITONBLAS_HW_PARAMS when it has them, else the ones committed for the GPU
-    /// (calibrations/energy/).
+    /// (calibrations/energy/). Given alone (objective time), the model's own pick and
+    /// ranking are priced.
     #[arg(long = "energy-costs", value_name = "FILE.json")]
     energy_costs: Option<PathBuf>,
     /// Print each shape's predicted time/energy Pareto front (the configs no other config

@@ -176,10 +176,12 @@ pub struct EnergyRequest {
 }
 
 impl EnergyRequest {
-    /// Whether anything asks for the energy model.
+    /// Whether anything asks for the energy model (`--energy-costs` alone prices the
+    /// model's own pick and ranking).
     pub fn active(&self) -> bool {
         self.pareto
             || self.power_limit.is_some()
+            || self.costs_file.is_some()
             || self.objective.as_deref().is_some_and(|o| o != "time")
     }
 }
