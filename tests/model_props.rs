@@ -133,3 +133,60 @@ fn published_formulas_are_not_monotone_in_k_off_multiples_of_bk() {
     // The K-padding penalty shrinks with K at the same remainder.
     assert!(at(21, 9, 114, (16, 16, 32)) < at(21, 9, 82, (16, 16, 32)));
 }
+
+// ---------------------------------------------------------------- the energy model
+
+proptest! {
+    /// Any finite costs, counts, time and limit: finite outputs; the sustained time never
+    /// below the time at full clock; the power never above the limit when capped (nor
+    /// above the full-clock power otherwise); the clock fraction in (0, 1].
+    #[test]
+    fn energy_predictions_stay_physical(
+        static_w in 0.0f64..1000.0,
+        active in 0.0f64..1000.0,
+        costs in proptest::array::uniform7(0.0f64..200.0),
+        counts in proptest::array::uniform5(0.0f64..1e15),
+        time_us in 0.0f64..1e7,
+        limit in 1.0f64..2000.0,
+        dvfs in 1.0f64..4.0,
+        paths in proptest::array::uniform2(any::<bool>()),
+        share in 0.0f64..1.0,
+    ) {
+        use origami::hw::energy::EnergyCosts;
+        use origami::model::energy::{predict as energy, Traffic};
+        let c = EnergyCosts {
+            static_w,
+            pj_per_flop: costs[0],
+            pj_per_smem_byte: costs[1],
+            pj_per_l2_byte: costs[2],
+            pj_per_dram_byte: costs[3],
+            pj_per_flop_wgmma: Some(costs[4]),
+            pj_per_tma_l2_byte: Some(costs[5]),
+            pj_per_tma_dram_byte: Some(costs[6]),
+            active_w: Some(static_w + active),
+            dvfs_exponent: dvfs,
+            power_limit_w: limit,
+            source: "prop".into(),
+        };
+        let t = Traffic {
+            tensor_flop: counts[0],
+            load_bytes: counts[1],
+            fragment_bytes: counts[2],
+            store_bytes: counts[3],
+            dram_bytes: counts[4],
+            wgmma: paths[0],
+            tma: paths[1],
+            active_sms: share,
+        };
+        let e = energy(&c, &t, time_us, limit);
+        for v in [e.energy_mj, e.sustained_us, e.power_w, e.dynamic_mj, e.clock_fraction] {
+            prop_assert!(v.is_finite(), "{e:?}");
+        }
+        prop_assert!(e.sustained_us >= e.time_us * (1.0 - 1e-12), "{e:?}");
+        prop_assert!(e.clock_fraction > 0.0 && e.clock_fraction <= 1.0, "{e:?}");
+        if e.capped {
+            prop_assert!((e.power_w - limit).abs() <= 1e-6 * limit.max(1.0), "{e:?}");
+        }
+        prop_assert!(e.energy_mj >= 0.0 && e.dynamic_mj >= 0.0, "{e:?}");
+    }
+}
