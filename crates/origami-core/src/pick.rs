@@ -85,7 +85,7 @@ pub enum PickError {
     /// No member of the family set can select for a shape (a single family's own reason).
     #[error(transparent)]
     NoMember(#[from] NoMember),
-    #[error("--objective: unknown objective '{0}' (known: time, sustained, energy, edp)")]
+    #[error("--objective: unknown objective '{0}' (known: {known})", known = crate::model::objective::OBJECTIVE_NAMES.join(", "))]
     UnknownObjective(String),
     #[error("--power-limit: '{0}' is not a power in watts above 0")]
     PowerLimit(String),
@@ -569,7 +569,8 @@ impl PickJob {
         if let Some(first) = order.first_mut() {
             first.config.group_m = best.ranked.config.group_m;
         }
-        let time_pick = time_priced.filter(|t| !same_launch(&t.config, &best.ranked.config));
+        let time_pick =
+            time_priced.filter(|t| !objective::same_launch(&t.config, &best.ranked.config));
         sel.pick = best.ranked;
         Ok((order, time_pick))
     }
@@ -582,7 +583,6 @@ impl PickJob {
         };
         let mut out = Vec::with_capacity(self.problems.len());
         for p in &self.problems {
-            let mut sel_of = HashMap::new();
             let selectors: Vec<Member> = self
                 .set
                 .members
@@ -595,12 +595,9 @@ impl PickJob {
                     self.setups[i].selector(p.dtype).map_err(|e| e.to_string())
                 })
                 .collect();
-            for (i, m) in selectors.iter().enumerate() {
-                sel_of.insert(i, m);
-            }
             let choice = self.set.choose(
                 p,
-                |i: usize| match sel_of.get(&i) {
+                |i: usize| match selectors.get(i) {
                     Some(Ok(s)) => Ok(s),
                     Some(Err(why)) => Err(why.clone()),
                     None => Err("no selector".to_string()),
@@ -625,13 +622,6 @@ impl PickJob {
         }
         Ok(out)
     }
-}
-
-/// Whether two configs are the same launch (GROUP_SIZE_M aside).
-fn same_launch(a: &crate::model::Config, b: &crate::model::Config) -> bool {
-    a.same_tile(b)
-        && (a.num_warps, a.num_stages, a.switches, a.split_k, a.stream_k)
-            == (b.num_warps, b.num_stages, b.switches, b.split_k, b.stream_k)
 }
 
 /// One shape's time/energy front.

@@ -1,6 +1,7 @@
-//! The energy costs of a GPU (issue 15, section 3): the static power of an awake GPU and
-//! the dynamic energy per tensor-core FLOP and per byte read from shared memory, L2 and
-//! DRAM, each measured by `origami-calibrate --only energy` (csrc/energy_load.cu,
+//! The energy costs of a GPU (issue 15, section 3): the static power of an awake GPU, the
+//! active power of SMs full of issuing warps, and the dynamic energy per tensor-core FLOP
+//! and per byte read from shared memory, L2 and DRAM (and on Hopper per wgmma FLOP and
+//! TMA byte), each measured by `origami-calibrate --only energy` (csrc/energy_load.cu,
 //! docs/calibrate.md "Energy costs"), with the enforced power limit read from NVML. They
 //! come from a calibration document's measurements: the one given with `--energy-costs`,
 //! else the override file's, else the one committed for the GPU's preset

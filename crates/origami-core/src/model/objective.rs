@@ -127,10 +127,13 @@ pub fn price_all(s: &Selector<'_>, sel: &Selection, plan: &EnergyPlan) -> Vec<Pr
         .collect()
 }
 
-/// The configs in `plan`'s order (ties by the model's time ranking, which `priced` is in).
+/// The configs in `plan`'s order (ties by the model's time ranking, which `priced` is in);
+/// the model's own ranking, as it is, when the objective is its time.
 pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
     let mut v = priced.to_vec();
-    v.sort_by(|a, b| plan.key(&a.energy).total_cmp(&plan.key(&b.energy)));
+    if !plan.keeps_time_pick() {
+        v.sort_by(|a, b| plan.key(&a.energy).total_cmp(&plan.key(&b.energy)));
+    }
     v
 }
 
@@ -195,10 +198,13 @@ pub fn front_of(points: &[(f64, f64)]) -> Vec<usize> {
 /// The price of a config that is not among the priced ones (the time pick at its phase-2
 /// GROUP_SIZE_M is priced as its phase-1 entry).
 pub fn price_of<'p>(priced: &'p [Priced], c: &Config) -> Option<&'p Priced> {
-    priced.iter().find(|x| {
-        let a = x.config();
-        a.same_tile(c)
-            && (a.num_warps, a.num_stages, a.switches, a.split_k, a.stream_k)
-                == (c.num_warps, c.num_stages, c.switches, c.split_k, c.stream_k)
-    })
+    priced.iter().find(|x| same_launch(x.config(), c))
+}
+
+/// Whether two configs are the same launch, GROUP_SIZE_M aside (the priced configs carry
+/// phase 1's group size, a pick phase 2's).
+pub fn same_launch(a: &Config, b: &Config) -> bool {
+    a.same_tile(b)
+        && (a.num_warps, a.num_stages, a.switches, a.split_k, a.stream_k)
+            == (b.num_warps, b.num_stages, b.switches, b.split_k, b.stream_k)
 }
