@@ -235,6 +235,15 @@ pub fn counter_moves(
 }
 
 /// The median of some values (`None` when there are none).
+/// The whole DRAM path's cost (before the L2 part is subtracted), pJ per operation: the
+/// median over the windows `seen` of their power above `static_w` over their rate.
+fn path_pj(seen: &[Window], static_w: f64, ops_per_launch: f64) -> Option<f64> {
+    median_of(
+        seen.iter()
+            .filter_map(|w| pj_per_op(w.s.avg_w, static_w, ops_per_launch, w.s.ms_per_launch)),
+    )
+}
+
 fn median_of(v: impl IntoIterator<Item = f64>) -> Option<f64> {
     let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
     (!v.is_empty()).then(|| {
@@ -688,9 +697,7 @@ impl Runner<'_> {
         };
         let (mut m, seen) = self.dynamic_cost(&cost)?;
         if dram {
-            let path = median_of(seen.iter().filter_map(|w| {
-                pj_per_op(w.s.avg_w, static_w, cost.ops_per_launch, w.s.ms_per_launch)
-            }));
+            let path = path_pj(&seen, static_w, cost.ops_per_launch);
             m = m
                 .with("l2_pj_per_byte_subtracted", l2_pj)
                 .with("dram_path_pj_per_byte", json!(path))

@@ -216,9 +216,7 @@ impl Runner<'_> {
         };
         let (mut m, seen) = self.dynamic_cost(&cost)?;
         if dram {
-            let path = median_of(seen.iter().filter_map(|w| {
-                pj_per_op(w.s.avg_w, static_w, cost.ops_per_launch, w.s.ms_per_launch)
-            }));
+            let path = path_pj(&seen, static_w, cost.ops_per_launch);
             m = m
                 .with("tma_l2_pj_per_byte_subtracted", l2_pj)
                 .with("dram_path_pj_per_byte", json!(path))
