@@ -255,21 +255,20 @@ pub fn check_folder(
         calibration_only: false,
     })?;
     let costs = match costs_file {
-        Some(p) => match crate::hw::load::load_file(p) {
-            Ok(crate::hw::load::HwFile::Full(doc)) => {
-                crate::hw::energy::EnergyCosts::from_doc(&doc, &p.display().to_string())
-            }
-            Ok(_) => {
-                return Err(Failure::bad(format!(
-                    "--energy-costs {}: a flat override has no measurements",
-                    p.display()
-                )))
-            }
-            Err(e) => return Err(Failure::bad(format!("--energy-costs: {e}"))),
-        },
+        Some(p) => {
+            let doc = crate::hw::energy::EnergyCosts::load_doc(p)
+                .map_err(|msg| Failure::bad(format!("--energy-costs {}: {msg}", p.display())))?;
+            crate::hw::energy::EnergyCosts::from_doc(&doc, &p.display().to_string())
+        }
         None => crate::hw::energy::EnergyCosts::resolve(None, &meta.gpu),
     }
     .map_err(|e| Failure::bad(e.to_string()))?;
+    if let Some(w) = power_limit_w.filter(|w| !costs.limit_reachable(*w)) {
+        return Err(Failure::bad(format!(
+            "--power-limit: {w} W is at or below the GPU's static power ({:.0} W, {}): no clock meets it",
+            costs.static_w, costs.source
+        )));
+    }
     let plan = EnergyPlan {
         objective: Objective::Energy,
         power_limit_w,

@@ -33,22 +33,15 @@ pub fn front(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// A log axis over the panel's values with a margin, finite and non-empty.
+/// A log axis over the panel's positive finite values (`plots::log_span`'s margins and
+/// bounds).
 fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if !lo.is_finite() || hi <= 0.0 {
-        return (1e-3, 1.0);
-    }
-    let (lo, hi) = ((lo * 0.8).max(1e-9), (hi * 1.25).min(1e15));
-    if hi > lo {
-        (lo, hi)
-    } else {
-        (lo, lo * 10.0)
-    }
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    super::plots::log_span(lo, hi)
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> String {

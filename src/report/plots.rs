@@ -29,7 +29,7 @@ const LOG_AXIS_US: (f64, f64) = (1e-6, 1e15);
 
 /// A log axis over `[lo, hi]` with the plots' margins (0.8x, 1.25x), kept finite, positive,
 /// within [`LOG_AXIS_US`] and non-empty whatever the values.
-fn log_span(lo: f64, hi: f64) -> (f64, f64) {
+pub(crate) fn log_span(lo: f64, hi: f64) -> (f64, f64) {
     let (min, max) = LOG_AXIS_US;
     let clamp = |v: f64| if v.is_nan() { min } else { v.clamp(min, max) };
     let lo = clamp(lo * 0.8);

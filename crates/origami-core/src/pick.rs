@@ -330,21 +330,10 @@ impl PickRequest {
     ) -> Result<EnergyPlan, PickError> {
         let gpu = &setup.resolved.gpu.name;
         let costs = if let Some(path) = &self.energy.costs_file {
-            let doc =
-                match load_file(path) {
-                    Ok(HwFile::Full(doc)) => doc,
-                    Ok(HwFile::Override(_)) => return Err(PickError::EnergyCostsFile {
-                        path: path.clone(),
-                        msg: "a flat override has no measurements: give origami-calibrate's output"
-                            .into(),
-                    }),
-                    Err(e) => {
-                        return Err(PickError::EnergyCostsFile {
-                            path: path.clone(),
-                            msg: e.to_string(),
-                        })
-                    }
-                };
+            let doc = EnergyCosts::load_doc(path).map_err(|msg| PickError::EnergyCostsFile {
+                path: path.clone(),
+                msg,
+            })?;
             EnergyCosts::from_doc(&doc, &path.display().to_string())
         } else {
             let file_doc = self
@@ -365,7 +354,7 @@ impl PickRequest {
             reason: e.to_string(),
         })?;
         if let Some(limit) = power_limit_w {
-            if limit <= costs.static_w {
+            if !costs.limit_reachable(limit) {
                 return Err(PickError::PowerBelowStatic {
                     limit,
                     static_w: costs.static_w,
@@ -553,17 +542,16 @@ impl PickJob {
             r.energy = Some(x.energy);
             r
         });
-        let mut order: Vec<Ranked> = objective::rank(&priced, plan)
-            .into_iter()
-            .map(|x| x.ranked)
-            .collect();
+        let ranked = objective::rank(&priced, plan);
+        let best = objective::pick(s, sel, &ranked);
+        let mut order: Vec<Ranked> = ranked.into_iter().map(|x| x.ranked).collect();
         if plan.keeps_time_pick() {
             if let Some(t) = &time_priced {
                 sel.pick = t.clone();
             }
             return Ok((order, None));
         }
-        let Some(best) = objective::pick(s, sel, &priced, plan) else {
+        let Some(best) = best else {
             return Ok((order, None));
         };
         if let Some(first) = order.first_mut() {
@@ -582,25 +570,23 @@ impl PickJob {
             return Ok(Vec::new());
         };
         let mut out = Vec::with_capacity(self.problems.len());
+        // each member's selector once per input type, as `write` keeps them
+        let mut by_dtype: HashMap<Dtype, Vec<Member>> = HashMap::new();
         for p in &self.problems {
-            let selectors: Vec<Member> = self
-                .set
-                .members
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    if f.problem_violation(p).is_some() {
-                        return Err("its kernel cannot run the shape".to_string());
-                    }
-                    self.setups[i].selector(p.dtype).map_err(|e| e.to_string())
-                })
-                .collect();
+            let selectors = by_dtype.entry(p.dtype).or_insert_with(|| {
+                self.setups
+                    .iter()
+                    .map(|s| s.selector(p.dtype).map_err(|e| e.to_string()))
+                    .collect()
+            });
+            let members = &self.set.members;
             let choice = self.set.choose(
                 p,
-                |i: usize| match selectors.get(i) {
-                    Some(Ok(s)) => Ok(s),
-                    Some(Err(why)) => Err(why.clone()),
-                    None => Err("no selector".to_string()),
+                |i: usize| match (members[i].problem_violation(p), selectors.get(i)) {
+                    (Some(_), _) => Err("its kernel cannot run the shape".to_string()),
+                    (None, Some(Ok(s))) => Ok(s),
+                    (None, Some(Err(why))) => Err(why.clone()),
+                    (None, None) => Err("no selector".to_string()),
                 },
                 false,
             )?;

@@ -196,6 +196,24 @@ impl EnergyCosts {
         })
     }
 
+    /// Whether a power limit can be met by slowing the clock: above the static power (at or
+    /// below it no clock meets it, and the model would leave a launch uncapped).
+    pub fn limit_reachable(&self, limit_w: f64) -> bool {
+        limit_w > self.static_w
+    }
+
+    /// A calibration document given for its energy costs (`--energy-costs FILE`): the
+    /// full document, or why it cannot be one (a one-line reason without the path).
+    pub fn load_doc(path: &std::path::Path) -> Result<HwDoc, String> {
+        match super::load::load_file(path) {
+            Ok(super::load::HwFile::Full(doc)) => Ok(*doc),
+            Ok(super::load::HwFile::Override(_)) => {
+                Err("a flat override has no measurements: give origami-calibrate's output".into())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// The costs for a GPU: `doc` (a file given, with its name) first, else the
     /// committed ones of the preset that matches `gpu_name`.
     pub fn resolve(
@@ -205,13 +223,13 @@ impl EnergyCosts {
         if let Some((doc, source)) = doc {
             return EnergyCosts::from_doc(doc, source);
         }
-        let preset = super::presets::preset_for_device(gpu_name)
-            .or_else(|| EMBEDDED.iter().map(|(n, _)| *n).find(|n| *n == gpu_name));
-        preset.and_then(EnergyCosts::embedded).unwrap_or_else(|| {
-            Err(EnergyCostsError::NoneForGpu {
-                gpu: gpu_name.into(),
+        super::presets::preset_for_device(gpu_name)
+            .and_then(EnergyCosts::embedded)
+            .unwrap_or_else(|| {
+                Err(EnergyCostsError::NoneForGpu {
+                    gpu: gpu_name.into(),
+                })
             })
-        })
     }
 }
 

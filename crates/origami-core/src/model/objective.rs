@@ -137,15 +137,11 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
     v
 }
 
-/// The objective's pick, its GROUP_SIZE_M from phase 2 on its tile (the time pick's when
-/// the tile is the same); `None` when nothing is priced.
-pub fn pick(
-    s: &Selector<'_>,
-    sel: &Selection,
-    priced: &[Priced],
-    plan: &EnergyPlan,
-) -> Option<Priced> {
-    let mut best = rank(priced, plan).into_iter().next()?;
+/// The objective's pick: the first of `ranked` (the configs in [`rank`]'s order), its
+/// GROUP_SIZE_M from phase 2 on its tile (the time pick's when the tile is the same);
+/// `None` when nothing is priced.
+pub fn pick(s: &Selector<'_>, sel: &Selection, ranked: &[Priced]) -> Option<Priced> {
+    let mut best = ranked.first()?.clone();
     let c = &mut best.ranked.config;
     c.group_m = if c.same_tile(&sel.pick.config) {
         sel.pick.config.group_m
