@@ -51,6 +51,8 @@ fn bad_input_exits_2_before_the_gpu() {
         ),
         (vec!["run", "64", "64", "64", "--model", "nope"], "--model"),
         (vec!["run", "64", "64", "64", "--samples", "0"], "--samples"),
+        (vec!["run", "64", "64", "64", "--passes", "0"], "--passes"),
+        (vec!["run", "64", "64", "64", "--passes", "9"], "--passes"),
         (
             vec!["sweep", "--shapes", "/nonexistent/shapes.csv"],
             "--shapes",

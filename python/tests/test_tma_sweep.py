@@ -268,3 +268,41 @@ def test_compile_workers_write_stderr_to_the_log(tmp_path):
         assert pool.apply(os.write, (2, b"an MLIR dump\n")) == 13
     with open(log) as f:
         assert f.read() == "an MLIR dump\n"
+
+
+def test_passes_alternate_and_take_the_median():
+    assert tma_sweep.pass_order(3, 1) == [0, 1, 2]
+    assert tma_sweep.pass_order(3, 2) == [2, 1, 0]
+    assert tma_sweep.pass_order(3, 3) == [0, 1, 2]
+    calls = []
+
+    def time_one(i):  # a steady drift: each launch 1 us slower than the one before
+        calls.append(i)
+        return 10.0 * (i + 1) + 2 + len(calls)  # places 3, 4, ... after pass 1
+    extra = tma_sweep.interleaved_passes(3, 4, time_one, lambda: False)
+    assert calls == [2, 1, 0, 0, 1, 2, 2, 1, 0]
+    # pass 1 at places 0, 1, 2 (times 10+0, 20+1, 30+2 in the same drift): over an even
+    # number of passes every launch gains the same from the drift.
+    first = [10.0, 21.0, 32.0]
+    meds = [tma_sweep.with_passes({"us": f}, e, 2e9)["us"] for f, e in zip(first, extra)]
+    assert [round(m - 10.0 * (i + 1), 3) for i, m in enumerate(meds)] == [5.5, 5.5, 5.5]
+    row = tma_sweep.with_passes({"us": 10.0, "tflops": 0}, [12.0, None, 11.0], 2e9)
+    assert row["us"] == 11.0 and row["passes"] == 3 and row["pass_us"] == "10.000 12.000 11.000"
+    assert row["tflops"] == round(2e9 / 11.0 / 1e6, 2)
+
+
+def test_passes_stop_when_out_of_time():
+    n = [0]
+
+    def out_of_time():
+        n[0] += 1
+        return n[0] > 4
+    extra = tma_sweep.interleaved_passes(3, 3, lambda i: 1.0, out_of_time)
+    assert [len(e) for e in extra] == [2, 1, 1]  # pass 2 (2, 1, 0) and pass 3's first
+
+
+@pytest.mark.parametrize("bad", ["0", "9", "-1"])
+def test_bad_passes_exit_2(tmp_path, capsys, bad):
+    assert tma_sweep.main(["--out", str(tmp_path / "o"), "--shape", "64x64x64",
+                           "--passes", bad]) == 2
+    assert "--passes" in capsys.readouterr().err

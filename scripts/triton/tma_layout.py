@@ -29,7 +29,8 @@ from bench_layout import launches_per_sample, open_csv, write_layout  # noqa: E4
 MEAS_COLUMNS = ["set", "label", "m", "n", "k", "dtype", "config", "key", "spec",
                 "block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages",
                 "flatten", "warp_specialize", "epilogue_subtile", "status", "us", "tflops",
-                "vs_cublas", "rel_err", "mode", "samples", "cov", "samples_us", "timings", "sm_mhz",
+                "vs_cublas", "rel_err", "mode", "samples", "cov", "samples_us", "timings", "passes",
+                "pass_us", "sm_mhz",
                 "sm_mhz_min", "sm_mhz_max", "power_w_max", "temp_c_max", "cublas_drift",
                 "registers", "spills", "shared_bytes", "check_s", "seconds", "t_start", "run",
                 "error"]

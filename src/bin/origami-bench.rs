@@ -15,7 +15,7 @@ use origami::gemm::flags::{ModelFlags, RefitFlags, SweepFlags, TimingFlags};
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::refit::refit;
-use origami::gemm::run::{problem_of, run_configs, RunChoice};
+use origami::gemm::run::{problem_of, run_configs, RunChoice, RunOptions, MAX_PASSES};
 use origami::gemm::sweep_files::summarize_folder;
 use origami::gemm::sweep_run::{run_sweep, SweepFolder};
 use origami::gpu::Gpu;
@@ -93,6 +93,12 @@ struct RunArgs {
     /// per GEMM, average watts, the sustained milliseconds per GEMM. Reads only; sets nothing.
     #[arg(long, value_name = "SECONDS")]
     energy_s: Option<f64>,
+    /// Time cuBLAS and every config P times, in alternating order (cuBLAS then the configs,
+    /// then backward, ...), and report each one's median over the passes: under the power
+    /// cap the clocks drift during a run, and with an even P the drift costs every launch
+    /// alike (1 to 8).
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    passes: usize,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
@@ -188,6 +194,12 @@ fn command_line() -> String {
 fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let dtype = a.model.checked_dtype()?;
     let pol = policy(&a.timing)?;
+    if !(1..=MAX_PASSES).contains(&a.passes) {
+        return Err(Failure::bad(format!(
+            "--passes {}: must be 1 to {MAX_PASSES}",
+            a.passes
+        )));
+    }
     if let Some(w) = a.energy_s {
         origami::gemm::energy::check_window(w).map_err(Failure::bad)?;
     }
@@ -229,8 +241,11 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
         &p,
         &choice,
         &pol,
-        clock_seed(),
-        a.energy_s,
+        RunOptions {
+            seed: clock_seed(),
+            energy_s: a.energy_s,
+            passes: a.passes,
+        },
     )?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));
     match a.format.as_str() {

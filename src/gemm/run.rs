@@ -6,6 +6,7 @@ use crate::dtype::Dtype;
 use crate::exit::Failure;
 use crate::model::problem::{parse_config, parse_dim};
 use crate::model::{Config, Problem, Selector};
+use crate::stats::median;
 
 use super::bench::GemmBench;
 use super::kernel::tflops;
@@ -105,17 +106,55 @@ fn chosen(
     Ok((pick, list))
 }
 
-/// Run the chosen configs on `p` with inputs from `seed`. Returns the report and the
-/// messages of configs that failed to compile (their rows say "not compiled").
+/// How `run` measures, beyond the timing policy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunOptions {
+    /// Seed of the random inputs.
+    pub seed: u64,
+    /// Energy window under sustained load (`--energy-s`), seconds.
+    pub energy_s: Option<f64>,
+    /// Timings of every launch (cuBLAS and the configs), in alternating order
+    /// ([`pass_order`]); each launch reports its median over them (`--passes`).
+    pub passes: usize,
+}
+
+impl RunOptions {
+    /// One pass, no energy window.
+    pub fn once(seed: u64) -> RunOptions {
+        RunOptions {
+            seed,
+            energy_s: None,
+            passes: 1,
+        }
+    }
+}
+
+/// The most passes `--passes` takes.
+pub const MAX_PASSES: usize = 8;
+
+/// The order of `n` launches in pass `pass_no` (1, 2, ...): forward in odd passes,
+/// backward in even ones. Under a power cap the clocks drift while a run goes on, and a
+/// launch's time follows its place; over an even number of alternating passes a steady
+/// drift adds the same to every launch's median (its places sum to the same).
+pub fn pass_order(n: usize, pass_no: usize) -> Vec<usize> {
+    if pass_no % 2 == 1 {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
+/// Run the chosen configs on `p`. Returns the report and the messages of configs that
+/// failed to compile (their rows say "not compiled").
 pub fn run_configs<B: GemmBench>(
     bench: &mut B,
     sel: &Selector<'_>,
     p: &Problem,
     choice: &RunChoice,
     policy: &TimingPolicy,
-    seed: u64,
-    energy_s: Option<f64>,
+    opts: RunOptions,
 ) -> Result<(RunReport, Vec<String>), GemmError> {
+    let (seed, energy_s) = (opts.seed, opts.energy_s);
     let (pick, configs) = chosen(sel, p, choice)?;
     let cfgs: Vec<Config> = configs.iter().map(|c| c.0).collect();
     let compile_failures = bench.compile(&cfgs, &|| {}).failures;
@@ -149,6 +188,7 @@ pub fn run_configs<B: GemmBench>(
                 tflops: tflops(p, s.median),
                 vs_cublas: cbs.median / s.median,
                 sustained: None,
+                pass_ms: Vec::new(),
             });
             if let (Some(w), Some(tc)) = (energy_s, timed.as_mut()) {
                 tc.sustained = bench.sustained(&data, Some(c), tc.median_ms, w)?;
@@ -172,6 +212,27 @@ pub fn run_configs<B: GemmBench>(
             }),
         });
     }
+    let mut cublas_ms = cbs.median;
+    let mut cublas_passes = Vec::new();
+    if opts.passes > 1 {
+        let passed = later_passes(bench, &data, policy, &configs, &results, cbs.median, opts)?;
+        cublas_passes = passed[0].clone();
+        cublas_ms = median(&cublas_passes);
+        let timed = results
+            .iter_mut()
+            .filter_map(|r| r.ran.as_mut()?.timed.as_mut());
+        for (t, times) in timed.zip(&passed[1..]) {
+            t.median_ms = median(times);
+            t.tflops = tflops(p, t.median_ms);
+            t.pass_ms = times.clone();
+        }
+        for t in results
+            .iter_mut()
+            .filter_map(|r| r.ran.as_mut()?.timed.as_mut())
+        {
+            t.vs_cublas = cublas_ms / t.median_ms;
+        }
+    }
     let report = RunReport {
         shape: RunShape {
             m: p.m,
@@ -183,10 +244,11 @@ pub fn run_configs<B: GemmBench>(
         family: sel.family.name().to_string(),
         model_pick: pick.to_string(),
         cublas: CublasResult {
-            median_ms: cbs.median,
+            median_ms: cublas_ms,
             cov: cbs.cov,
             samples: cbs.n,
-            tflops: tflops(p, cbs.median),
+            tflops: tflops(p, cublas_ms),
+            pass_ms: cublas_passes,
             reps: cb.reps,
             sustained: match energy_s {
                 Some(w) => bench.sustained(&data, None, cbs.median, w)?,
@@ -198,6 +260,40 @@ pub fn run_configs<B: GemmBench>(
         clocks: bench.clocks(),
     };
     Ok((report, compile_failures))
+}
+
+/// Passes 2..=`opts.passes` over cuBLAS and the configs that were timed in pass 1 (in
+/// that order, [`pass_order`]); per launch (cuBLAS first, then the timed configs in
+/// order) its pass-1 median followed by the later passes' medians.
+fn later_passes<B: GemmBench>(
+    bench: &mut B,
+    data: &B::Shape,
+    policy: &TimingPolicy,
+    configs: &[Chosen],
+    results: &[ConfigResult],
+    cublas_ms: f64,
+    opts: RunOptions,
+) -> Result<Vec<Vec<f64>>, GemmError> {
+    // (config or None for cuBLAS, its pass-1 median)
+    let mut launches: Vec<(Option<Config>, f64)> = vec![(None, cublas_ms)];
+    for ((c, _, _), r) in configs.iter().zip(results) {
+        if let Some(t) = r.ran.as_ref().and_then(|x| x.timed.as_ref()) {
+            launches.push((Some(*c), t.median_ms));
+        }
+    }
+    let mut times: Vec<Vec<f64>> = launches.iter().map(|l| vec![l.1]).collect();
+    for pass in 2..=opts.passes {
+        for i in pass_order(launches.len(), pass) {
+            let t = match &launches[i] {
+                (None, _) => bench.time_cublas(data, policy)?,
+                (Some(c), first) => bench.time_config(data, c, policy, None, true, Some(*first))?,
+            };
+            if let Some(s) = t.summary() {
+                times[i].push(s.median);
+            }
+        }
+    }
+    Ok(times)
 }
 
 #[cfg(test)]
@@ -249,15 +345,21 @@ mod tests {
             &p,
             &RunChoice::Model { top: None },
             &pol,
-            1,
-            None,
+            RunOptions::once(1),
         )
         .unwrap();
         assert_eq!(r.configs.len(), 1);
         assert_eq!(r.configs[0].config, r.model_pick);
         let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
-        let (r, _) =
-            run_configs(&mut b, &sel, &p, &RunChoice::Given(given), &pol, 1, None).unwrap();
+        let (r, _) = run_configs(
+            &mut b,
+            &sel,
+            &p,
+            &RunChoice::Given(given),
+            &pol,
+            RunOptions::once(1),
+        )
+        .unwrap();
         assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
         let (r, _) = run_configs(
             &mut b,
@@ -265,11 +367,46 @@ mod tests {
             &p,
             &RunChoice::Model { top: Some(3) },
             &pol,
-            1,
-            None,
+            RunOptions::once(1),
         )
         .unwrap();
         assert_eq!(r.configs.len(), 3);
         assert!(r.configs[0].ran.as_ref().unwrap().is_pick);
+        // Four passes: every timed launch keeps its four medians and reports their median.
+        let opts = RunOptions {
+            passes: 4,
+            ..RunOptions::once(1)
+        };
+        let (r, _) = run_configs(
+            &mut b,
+            &sel,
+            &p,
+            &RunChoice::Model { top: Some(3) },
+            &pol,
+            opts,
+        )
+        .unwrap();
+        assert_eq!(r.cublas.pass_ms.len(), 4);
+        assert_eq!(r.cublas.median_ms, median(&r.cublas.pass_ms));
+        let mut timed = 0;
+        for t in r
+            .configs
+            .iter()
+            .filter_map(|c| c.ran.as_ref()?.timed.as_ref())
+        {
+            timed += 1;
+            assert_eq!(t.pass_ms.len(), 4);
+            assert_eq!(t.median_ms, median(&t.pass_ms));
+            assert!((t.vs_cublas - r.cublas.median_ms / t.median_ms).abs() < 1e-12);
+        }
+        assert!(timed > 0);
+    }
+
+    #[test]
+    fn passes_alternate() {
+        assert_eq!(pass_order(3, 1), vec![0, 1, 2]);
+        assert_eq!(pass_order(3, 2), vec![2, 1, 0]);
+        assert_eq!(pass_order(3, 3), vec![0, 1, 2]);
+        assert!(pass_order(0, 2).is_empty());
     }
 }

@@ -28,6 +28,9 @@ pub struct CublasResult {
     /// Energy under sustained load (`--energy-s`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sustained: Option<super::energy::Sustained>,
+    /// Each pass's median with `--passes` (the first pass first); `median_ms` is their median.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_ms: Vec<f64>,
 }
 
 /// A config's time, when it verified.
@@ -43,6 +46,9 @@ pub struct TimedConfig {
     /// Energy under sustained load (`--energy-s`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sustained: Option<super::energy::Sustained>,
+    /// Each pass's median with `--passes` (the first pass first); `median_ms` is their median.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_ms: Vec<f64>,
 }
 
 /// A compiled config: its instance, its check against cuBLAS, its time.

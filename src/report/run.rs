@@ -64,7 +64,34 @@ pub fn run_text(r: &RunReport) -> String {
             note
         ));
     }
+    t.push_str(&passes_text(r));
     t.push_str(&sustained_text(r));
+    t
+}
+
+/// The passes block (`--passes`): each launch's median per pass, in pass order (the
+/// table's medians are their medians).
+fn passes_text(r: &RunReport) -> String {
+    if r.cublas.pass_ms.is_empty() {
+        return String::new();
+    }
+    let ms = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.4}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut t = format!(
+        "passes ({}, alternating order; ms per pass):\n{:<22} {}\n",
+        r.cublas.pass_ms.len(),
+        "cuBLAS",
+        ms(&r.cublas.pass_ms)
+    );
+    for c in &r.configs {
+        if let Some(x) = c.ran.as_ref().and_then(|x| x.timed.as_ref()) {
+            t.push_str(&format!("{:<22} {}\n", c.config, ms(&x.pass_ms)));
+        }
+    }
     t
 }
 
@@ -139,6 +166,7 @@ mod tests {
                 tflops: 0.05,
                 reps: 64,
                 sustained: None,
+                pass_ms: Vec::new(),
             },
             configs: vec![
                 ConfigResult {
@@ -163,6 +191,7 @@ mod tests {
                             tflops: 0.026,
                             vs_cublas: 0.5,
                             sustained: None,
+                            pass_ms: Vec::new(),
                         }),
                     }),
                 },
@@ -175,6 +204,25 @@ mod tests {
             rotation_copies: 32,
             clocks: None,
         }
+    }
+
+    #[test]
+    fn the_passes_block_lists_each_pass() {
+        let mut r = report();
+        assert!(!run_text(&r).contains("passes ("));
+        r.cublas.pass_ms = vec![0.01, 0.011];
+        if let Some(t) = r.configs[0].ran.as_mut().and_then(|x| x.timed.as_mut()) {
+            t.pass_ms = vec![0.02, 0.021];
+        }
+        let text = run_text(&r);
+        assert!(text.contains("passes (2, alternating order"), "{text}");
+        assert!(
+            text.contains("0.0100 0.0110") && text.contains("0.0200 0.0210"),
+            "{text}"
+        );
+        let j: serde_json::Value = serde_json::from_str(&run_json(&r)).unwrap();
+        assert_eq!(j["cublas"]["pass_ms"][1], 0.011);
+        assert!(run_json(&report()).find("pass_ms").is_none());
     }
 
     #[test]
