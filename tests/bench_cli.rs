@@ -53,6 +53,9 @@ fn bad_input_exits_2_before_the_gpu() {
         (vec!["run", "64", "64", "64", "--samples", "0"], "--samples"),
         (vec!["run", "64", "64", "64", "--passes", "0"], "--passes"),
         (vec!["run", "64", "64", "64", "--passes", "9"], "--passes"),
+        (vec!["run", "64", "64", "64", "--warm-s", "-1"], "--warm-s"),
+        (vec!["run", "64", "64", "64", "--warm-s", "NaN"], "--warm-s"),
+        (vec!["run", "64", "64", "64", "--warm-s", "61"], "--warm-s"),
         (
             vec!["sweep", "--shapes", "/nonexistent/shapes.csv"],
             "--shapes",

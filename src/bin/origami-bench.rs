@@ -15,7 +15,7 @@ use origami::gemm::flags::{ModelFlags, RefitFlags, SweepFlags, TimingFlags};
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::refit::refit;
-use origami::gemm::run::{problem_of, run_configs, RunChoice, RunOptions, MAX_PASSES};
+use origami::gemm::run::{problem_of, run_configs, RunChoice, RunOptions, MAX_PASSES, MAX_WARM_S};
 use origami::gemm::sweep_files::summarize_folder;
 use origami::gemm::sweep_run::{run_sweep, SweepFolder};
 use origami::gpu::Gpu;
@@ -99,6 +99,11 @@ struct RunArgs {
     /// alike (1 to 8).
     #[arg(long, value_name = "P", default_value_t = 1)]
     passes: usize,
+    /// Seconds of untimed back-to-back cuBLAS launches before the first timing (0 to 60;
+    /// default 0): every pass then starts at the clock the GPU holds under sustained load
+    /// (on an H100 at its 700 W cap), not at a cool GPU's burst clock.
+    #[arg(long, value_name = "S", default_value_t = 0.0, allow_hyphen_values = true)]
+    warm_s: f64,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
@@ -203,6 +208,12 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     if let Some(w) = a.energy_s {
         origami::gemm::energy::check_window(w).map_err(Failure::bad)?;
     }
+    if !(0.0..=MAX_WARM_S).contains(&a.warm_s) {
+        return Err(Failure::bad(format!(
+            "--warm-s {}: must be 0 to {MAX_WARM_S} seconds",
+            a.warm_s
+        )));
+    }
     if a.model.is_auto() && a.model.calibration_only {
         return Err(Failure::bad(
             "--calibration-only with --family auto: the family choice uses each family's own tier; name the family (origami or hopper)",
@@ -245,6 +256,7 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             seed: clock_seed(),
             energy_s: a.energy_s,
             passes: a.passes,
+            warm_s: a.warm_s,
         },
     )?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));

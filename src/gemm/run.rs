@@ -116,6 +116,9 @@ pub struct RunOptions {
     /// Timings of every launch (cuBLAS and the configs), in alternating order
     /// ([`pass_order`]); each launch reports its median over them (`--passes`).
     pub passes: usize,
+    /// Seconds of untimed cuBLAS launches before the first timing (`--warm-s`; 0: none):
+    /// the GPU then starts every pass at the clock it holds under sustained load.
+    pub warm_s: f64,
 }
 
 impl RunOptions {
@@ -125,12 +128,33 @@ impl RunOptions {
             seed,
             energy_s: None,
             passes: 1,
+            warm_s: 0.0,
         }
     }
 }
 
 /// The most passes `--passes` takes.
 pub const MAX_PASSES: usize = 8;
+/// The longest `--warm-s`.
+pub const MAX_WARM_S: f64 = 60.0;
+
+/// Untimed cuBLAS timings, back to back, until `seconds` have passed; the seconds spent
+/// (`None` when asked for none).
+fn warm_up<B: GemmBench>(
+    bench: &mut B,
+    data: &B::Shape,
+    policy: &TimingPolicy,
+    seconds: f64,
+) -> Result<Option<f64>, GemmError> {
+    if seconds <= 0.0 {
+        return Ok(None);
+    }
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs_f64() < seconds {
+        bench.time_cublas(data, policy)?;
+    }
+    Ok(Some(t0.elapsed().as_secs_f64()))
+}
 
 /// The order of `n` launches in pass `pass_no` (1, 2, ...): forward in odd passes,
 /// backward in even ones. Under a power cap the clocks drift while a run goes on, and a
@@ -159,6 +183,7 @@ pub fn run_configs<B: GemmBench>(
     let cfgs: Vec<Config> = configs.iter().map(|c| c.0).collect();
     let compile_failures = bench.compile(&cfgs, &|| {}).failures;
     let mut data = bench.prepare(p, seed)?;
+    let warmed_s = warm_up(bench, &data, policy, opts.warm_s)?;
     let cb = bench.time_cublas(&data, policy)?;
     let cbs = cb
         .summary()
@@ -258,6 +283,7 @@ pub fn run_configs<B: GemmBench>(
         configs: results,
         rotation_copies: bench.rotation(&data),
         clocks: bench.clocks(),
+        warmed_s,
     };
     Ok((report, compile_failures))
 }
@@ -375,6 +401,7 @@ mod tests {
         // Four passes: every timed launch keeps its four medians and reports their median.
         let opts = RunOptions {
             passes: 4,
+            warm_s: 0.01,
             ..RunOptions::once(1)
         };
         let (r, _) = run_configs(
@@ -387,6 +414,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.cublas.pass_ms.len(), 4);
+        assert!(r.warmed_s.is_some_and(|w| w >= 0.01));
         assert_eq!(r.cublas.median_ms, median(&r.cublas.pass_ms));
         let mut timed = 0;
         for t in r

@@ -97,6 +97,9 @@ pub struct RunReport {
     pub configs: Vec<ConfigResult>,
     pub rotation_copies: u32,
     pub clocks: Option<ClockSample>,
+    /// Seconds of back-to-back cuBLAS launches before the first timing (`--warm-s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmed_s: Option<f64>,
 }
 
 impl RunReport {

@@ -81,8 +81,11 @@ fn passes_text(r: &RunReport) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let warm = r.warmed_s.map_or(String::new(), |w| {
+        format!(", after {w:.1} s of cuBLAS warm-up")
+    });
     let mut t = format!(
-        "passes ({}, alternating order; ms per pass):\n{:<22} {}\n",
+        "passes ({}, alternating order{warm}; ms per pass):\n{:<22} {}\n",
         r.cublas.pass_ms.len(),
         "cuBLAS",
         ms(&r.cublas.pass_ms)
@@ -203,6 +206,7 @@ mod tests {
             ],
             rotation_copies: 32,
             clocks: None,
+            warmed_s: None,
         }
     }
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Device only. The Hopper family's fastest configs at 4096^3 and 8192^3 against cuBLAS in
+# the two regimes of an H100 at its 700 W cap, fp16 and bf16 (`origami-bench run`):
+#  sustained: after WARM_S (5) seconds of back-to-back cuBLAS, cuBLAS and the configs in
+#             6 alternating passes (--warm-s 5 --passes 6), so every pass runs capped;
+#  burst:     after 8 s idle, cuBLAS, the config, the config, cuBLAS (--passes 2: one
+#             config per run, a few tens of ms of work, before the cap's clock drop),
+#             three runs per config.
+# One JSON report per run under $OUT/best-regimes/, `nvidia-smi dmon` beside, tarred
+# into $OUT. origami-bench carried as target/devbin/origami-bench.xz.
+set -u
+[ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+d="$OUT/best-regimes"
+mkdir -p "$d"
+nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
+dmon=$!
+ob=target/devbin/origami-bench
+configs() {
+    if [ "$1" = 4096 ]; then echo "128x256x64,g16,w12,s4 128x256x64,g16,w12,s3"; else echo "128x256x64,g16,w12,s4 256x128x64,g8,w12,s4"; fi
+}
+for dt in fp16 bf16; do
+    for s in 4096 8192; do
+        args=()
+        for c in $(configs $s); do args+=(--config "$c"); done
+        $ob run $s $s $s --family hopper --dtype $dt --warm-s "${WARM_S:-5}" --passes 6 "${args[@]}" \
+            --format json >"$d/sustained-${s}-$dt.json" 2>"$d/sustained-${s}-$dt.err" || echo "sustained $s $dt: exit $?" >>"$d/failures.txt"
+        for c in $(configs $s); do
+            for rep in 1 2 3; do
+                sleep 8
+                $ob run $s $s $s --family hopper --dtype $dt --passes 2 --config "$c" --format json \
+                    >"$d/burst-${s}-$dt-$c-$rep.json" 2>"$d/burst-${s}-$dt-$c-$rep.err" || echo "burst $s $dt $c: exit $?" >>"$d/failures.txt"
+            done
+        done
+    done
+done
+kill $dmon 2>/dev/null
+tar czf "$OUT/best-regimes.tgz" -C "$OUT" best-regimes && rm -rf "$d"
