@@ -9,6 +9,9 @@
 //
 //   -DBLOCK_M=128 -DBLOCK_N=256 -DBLOCK_K=64 -DNUM_WARPS=8 -DNUM_STAGES=3 -DWARPS_M=2
 //   -DDTYPE_BF16            (omit for fp16)
+//   -DCACHE_ALL             (cp.async.ca: loads also allocate in L1; default cp.async.cg)
+//   -DUNPREDICATED          (no bounds checks: M, N, K multiples of the tile, C 16-byte
+//                            aligned; the Rust family refuses other shapes)
 //
 // so that the kernel symbol is fixed:
 //
@@ -125,8 +128,19 @@ __device__ __forceinline__ u32 smem_u32(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 
+// The cache policy of the CUTLASS tuning study's "cache all" / "cache global" knob.
+#ifdef CACHE_ALL
+#define ORIGAMI_CP_ASYNC "cp.async.ca.shared.global"
+#else
+#define ORIGAMI_CP_ASYNC "cp.async.cg.shared.global"
+#endif
+// 16 bytes; src_bytes < 16 zero-fills the rest (the predicated path's out-of-range chunks).
 __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+  asm volatile(ORIGAMI_CP_ASYNC " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+// 16 bytes, no zero-fill operand (the unpredicated path).
+__device__ __forceinline__ void cp_async_16_full(u32 dst, const void* src) {
+  asm volatile(ORIGAMI_CP_ASYNC " [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -204,8 +218,10 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   // Thread tid copies chunk (tid % CH) of rows tid/CH + it*ROWS_PER_ITER.
   const int ld_c = tid % CH;
   const int ld_r = tid / CH;
+#ifndef UNPREDICATED
   const int m_rem = M - m0;
   const int n_rem = N - n0;
+#endif
   const elem_t* a_src = A + (long long)(m0 + ld_r) * K + ld_c * 8;
   const elem_t* b_src = B + (long long)(n0 + ld_r) * K + ld_c * 8;
   const long long a_it_stride = (long long)G::ROWS_PER_ITER * K;
@@ -214,15 +230,21 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   // Copies with combined index i in [lo, hi): A copies are 0..A_ITERS-1, B copies follow.
   auto load_tile_part = [&](int stage, int kt, int lo, int hi) {
     const int kofs = kt * BK;
+#ifndef UNPREDICATED
     const bool k_ok = kofs + ld_c * 8 < K;
+#endif
     const u32 sa = sA0 + stage * G::A_STAGE_BYTES + ld_soff;
 #pragma unroll
     for (int it = 0; it < G::A_ITERS; ++it) {
       if (it < lo || it >= hi) continue;
       if (G::A_CHUNKS % THREADS == 0 || tid + it * THREADS < G::A_CHUNKS) {
+#ifdef UNPREDICATED
+        cp_async_16_full(sa + it * THREADS * 16, a_src + it * a_it_stride + kofs);
+#else
         const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < m_rem);
         const elem_t* src = ok ? a_src + it * a_it_stride + kofs : A;
         cp_async_16(sa + it * THREADS * 16, src, ok ? 16 : 0);
+#endif
       }
     }
     const u32 sb = sB0 + stage * G::B_STAGE_BYTES + ld_soff;
@@ -230,9 +252,13 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
     for (int it = 0; it < G::B_ITERS; ++it) {
       if (G::A_ITERS + it < lo || G::A_ITERS + it >= hi) continue;
       if (G::B_CHUNKS % THREADS == 0 || tid + it * THREADS < G::B_CHUNKS) {
+#ifdef UNPREDICATED
+        cp_async_16_full(sb + it * THREADS * 16, b_src + it * a_it_stride + kofs);
+#else
         const bool ok = k_ok && (ld_r + it * G::ROWS_PER_ITER < n_rem);
         const elem_t* src = ok ? b_src + it * a_it_stride + kofs : B;
         cp_async_16(sb + it * THREADS * 16, src, ok ? 16 : 0);
+#endif
       }
     }
   };
@@ -359,6 +385,14 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
       const int c = (id % CCH) * 8;
       const int gm = m0 + r;
       const int gn = n0 + c;
+#ifdef UNPREDICATED
+      {
+        const elem_t* s = sC + r * G::C_LD + c;
+        elem_t* g = C + (long long)gm * N + gn;
+        *reinterpret_cast<uint4*>(g) = *reinterpret_cast<const uint4*>(s);
+      }
+      (void)vec;
+#else
       if (gm < M && gn < N) {
         const elem_t* s = sC + r * G::C_LD + c;
         elem_t* g = C + (long long)gm * N + gn;
@@ -370,6 +404,7 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
             if (gn + e < N) g[e] = s[e];
         }
       }
+#endif
     }
   }
 }

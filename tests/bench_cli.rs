@@ -52,6 +52,28 @@ fn bad_input_exits_2_before_the_gpu() {
         (vec!["run", "64", "64", "64", "--model", "nope"], "--model"),
         (vec!["run", "64", "64", "64", "--samples", "0"], "--samples"),
         (vec!["run", "64", "64", "64", "--passes", "0"], "--passes"),
+        (
+            vec![
+                "run",
+                "100",
+                "128",
+                "64",
+                "--config",
+                "64x64x32,w4,s3,unpredicated",
+            ],
+            "multiples of the tile",
+        ),
+        (
+            vec![
+                "run",
+                "64",
+                "64",
+                "64",
+                "--config",
+                "64x64x32,w4,s3,flatten",
+            ],
+            "this kernel takes only `cache_all` and `unpredicated`",
+        ),
         (vec!["run", "64", "64", "64", "--passes", "9"], "--passes"),
         (vec!["run", "64", "64", "64", "--warm-s", "-1"], "--warm-s"),
         (vec!["run", "64", "64", "64", "--warm-s", "NaN"], "--warm-s"),

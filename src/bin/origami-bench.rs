@@ -102,7 +102,12 @@ struct RunArgs {
     /// Seconds of untimed back-to-back cuBLAS launches before the first timing (0 to 60;
     /// default 0): every pass then starts at the clock the GPU holds under sustained load
     /// (on an H100 at its 700 W cap), not at a cool GPU's burst clock.
-    #[arg(long, value_name = "S", default_value_t = 0.0, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
     warm_s: f64,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
@@ -240,6 +245,11 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     let kind = model.runner_kernel();
     let p = problem_of(&a.m, &a.n, &a.k, dtype, kind)?;
     let choice = RunChoice::from_flags(&a.config, a.top, kind)?;
+    if let RunChoice::Given(given) = &choice {
+        for c in given {
+            kind.check_launch(c, &p)?;
+        }
+    }
     let gpu = match gpu_for_auto {
         Some(g) => g,
         None => Gpu::open(0)?,

@@ -54,6 +54,14 @@ pub fn check_config(c: &Config) -> Result<(), GemmError> {
     }
 }
 
+/// Whether a config can run a problem (`unpredicated` needs whole tiles).
+pub fn check_launch(c: &Config, p: &Problem) -> Result<(), GemmError> {
+    match origami::launch_violation(c, p) {
+        Some(why) => Err(GemmError::BadInput(format!("config {c}: {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// Shared memory of one CTA, bytes (the family's formula, the kernel's SMEM_BYTES).
 pub fn smem_bytes(c: &Config) -> u64 {
     origami::smem_bytes(c)

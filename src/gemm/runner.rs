@@ -77,6 +77,14 @@ impl RunnerKernel {
         }
     }
 
+    /// Whether a config of this kernel can run a problem (beyond the problem's own rule).
+    pub fn check_launch(self, c: &Config, p: &Problem) -> Result<(), GemmError> {
+        match self {
+            RunnerKernel::Origami => super::kernel::check_launch(c, p),
+            RunnerKernel::Hopper => Ok(()),
+        }
+    }
+
     /// Whether this kernel can run a problem.
     pub fn check_problem(self, p: &Problem) -> Result<(), GemmError> {
         match self {

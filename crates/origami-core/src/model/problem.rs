@@ -100,14 +100,19 @@ pub struct Config {
 /// Hopper (python/origami_gemm/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go
 /// to the tile loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. The Hopper
 /// CUDA kernel (csrc/hopper_gemm.cu): `cluster` runs its CTAs in pairs that share B's
-/// loads by TMA multicast (`HG_CLUSTER=2`). Written after the launch as whole words
-/// (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
+/// loads by TMA multicast (`HG_CLUSTER=2`). The mma.sync kernel (csrc/gemm.cu), the
+/// knobs of the CUTLASS tuning study: `cache_all` loads with `cp.async.ca` (through L1)
+/// instead of `cp.async.cg` (L2 only), `unpredicated` drops every bounds check (shapes
+/// whose M, N and K are multiples of the tile only). Written after the launch as whole
+/// words (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Switches {
     pub flatten: bool,
     pub warp_specialize: bool,
     pub epilogue_subtile: bool,
     pub cluster: bool,
+    pub cache_all: bool,
+    pub unpredicated: bool,
 }
 
 impl Switches {
@@ -117,23 +122,49 @@ impl Switches {
         warp_specialize: false,
         epilogue_subtile: false,
         cluster: false,
+        cache_all: false,
+        unpredicated: false,
     };
     /// The words of the text form, in order.
-    pub const WORDS: [&'static str; 4] =
-        ["flatten", "warp_specialize", "epilogue_subtile", "cluster"];
+    pub const WORDS: [&'static str; 6] = [
+        "flatten",
+        "warp_specialize",
+        "epilogue_subtile",
+        "cluster",
+        "cache_all",
+        "unpredicated",
+    ];
 
     /// Whether any switch is set.
     pub fn any(&self) -> bool {
         *self != Switches::NONE
     }
 
-    fn flags(&self) -> [bool; 4] {
+    fn flags(&self) -> [bool; 6] {
         [
             self.flatten,
             self.warp_specialize,
             self.epilogue_subtile,
             self.cluster,
+            self.cache_all,
+            self.unpredicated,
         ]
+    }
+
+    /// The switches set here that `allowed` does not set (NONE when every one is allowed).
+    pub fn outside(&self, allowed: Switches) -> Switches {
+        let mut out = Switches::NONE;
+        for ((on, ok), word) in self
+            .flags()
+            .into_iter()
+            .zip(allowed.flags())
+            .zip(Switches::WORDS)
+        {
+            if on && !ok {
+                out.set(word);
+            }
+        }
+        out
     }
 
     /// Set the switch named by `word` (one of [`Switches::WORDS`]); false when unknown.
@@ -143,6 +174,8 @@ impl Switches {
             "warp_specialize" => self.warp_specialize = true,
             "epilogue_subtile" => self.epilogue_subtile = true,
             "cluster" => self.cluster = true,
+            "cache_all" => self.cache_all = true,
+            "unpredicated" => self.unpredicated = true,
             _ => return false,
         }
         true
@@ -264,6 +297,23 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_round_trip_and_outside() {
+        let c = parse_config("128x128x32,g8,w4,s3,cache_all,unpredicated").unwrap();
+        assert!(c.switches.cache_all && c.switches.unpredicated && !c.switches.cluster);
+        assert_eq!(c.to_string(), "128x128x32,g8,w4,s3,cache_all,unpredicated");
+        let allowed = Switches {
+            cache_all: true,
+            ..Switches::NONE
+        };
+        let out = c.switches.outside(allowed);
+        assert_eq!(out.to_string(), ",unpredicated");
+        assert!(!Switches::NONE.outside(Switches::NONE).any());
+        let e = parse_config("64x64x32,w4,s3,cahce_all").unwrap_err();
+        assert!(e.contains("cache_all, unpredicated"), "{e}");
+    }
     use super::*;
 
     #[test]

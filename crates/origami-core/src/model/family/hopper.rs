@@ -32,7 +32,7 @@
 use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-use crate::model::problem::{Config, Problem};
+use crate::model::problem::{Config, Problem, Switches};
 
 use super::{default_launch_preference, KernelFamily, PersistentLoop};
 
@@ -111,10 +111,13 @@ pub fn config_violation(c: &Config) -> Option<String> {
             accumulator_limit(k)
         ));
     }
-    if c.switches.flatten || c.switches.warp_specialize || c.switches.epilogue_subtile {
+    let others = c.switches.outside(Switches {
+        cluster: true,
+        ..Switches::NONE
+    });
+    if others.any() {
         return Some(format!(
-            "the switches{} are Triton's: this kernel takes only `cluster`",
-            c.switches
+            "the switches{others} are other kernels': this kernel takes only `cluster`"
         ));
     }
     if c.switches.cluster && (c.split_k > 1 || c.stream_k) {

@@ -11,7 +11,7 @@
 use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 use crate::hw::GpuDesc;
-use crate::model::problem::{Config, Problem};
+use crate::model::problem::{Config, Problem, Switches};
 
 use super::{default_launch_preference, KernelFamily};
 
@@ -154,13 +154,41 @@ pub fn config_violation(c: &Config) -> Option<String> {
             "warp tile {tile_m}x{tile_n} is not a multiple of {WARP_TILE_MULTIPLE}"
         ));
     }
-    if c.split_k > 1 || c.stream_k || c.switches.any() {
+    if c.split_k > 1 || c.stream_k {
         return Some(
-            "split-K, Stream-K and compile-time switches are other kernels' knobs: this kernel runs whole tiles"
-                .into(),
+            "split-K and Stream-K are other kernels' knobs: this kernel runs whole tiles".into(),
         );
     }
+    let others = c.switches.outside(STUDY_SWITCHES);
+    if others.any() {
+        return Some(format!(
+            "the switches{others} are other kernels': this kernel takes only `cache_all` and `unpredicated`"
+        ));
+    }
     None
+}
+
+/// The switches this kernel has (the CUTLASS tuning study's knobs): `cache_all` and
+/// `unpredicated`. Neither is in the selection's space: the model has no term for them,
+/// `origami-bench run --config ...,cache_all` runs them (docs/gemm-kernel.md).
+pub const STUDY_SWITCHES: Switches = Switches {
+    cache_all: true,
+    unpredicated: true,
+    ..Switches::NONE
+};
+
+/// Why a config cannot run a problem, if so: `unpredicated` drops the bounds checks, so M,
+/// N and K must be multiples of BLOCK_M, BLOCK_N and BLOCK_K.
+pub fn launch_violation(c: &Config, p: &Problem) -> Option<String> {
+    let whole = p.m % u64::from(c.block_m) == 0
+        && p.n % u64::from(c.block_n) == 0
+        && p.k % u64::from(c.block_k) == 0;
+    (c.switches.unpredicated && !whole).then(|| {
+        format!(
+            "`unpredicated` needs M, N and K to be multiples of the tile {}x{}x{} ({}x{}x{} is not)",
+            c.block_m, c.block_n, c.block_k, p.m, p.n, p.k
+        )
+    })
 }
 
 /// "2, 3 or 4".
@@ -185,6 +213,12 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
     ];
     if dtype == Dtype::Bf16 {
         v.push(("DTYPE_BF16", None));
+    }
+    if c.switches.cache_all {
+        v.push(("CACHE_ALL", None));
+    }
+    if c.switches.unpredicated {
+        v.push(("UNPREDICATED", None));
     }
     v
 }
@@ -276,11 +310,10 @@ mod tests {
             "32x32x16,w4,s2,sk",
             "32x32x16,w4,s2,cluster",
         ] {
-            assert!(
-                why(other).unwrap().contains("other kernels' knobs"),
-                "{other}"
-            );
+            assert!(why(other).unwrap().contains("other kernels'"), "{other}");
         }
+        // the tuning study's knobs are this kernel's
+        assert_eq!(why("32x32x16,w4,s2,cache_all,unpredicated"), None);
         assert_eq!(
             why("48x32x16,w4,s2").as_deref(),
             Some("BLOCK_M and BLOCK_N must be 32, 64, 128 or 256")
@@ -393,6 +426,34 @@ mod tests {
             ]
         );
         assert_eq!(defines(&c, Dtype::Bf16).last(), Some(&("DTYPE_BF16", None)));
+        let d = defines(
+            &cfg("128x256x64,g8,w8,s3,cache_all,unpredicated"),
+            Dtype::Bf16,
+        );
+        assert_eq!(
+            d[6..],
+            [
+                ("DTYPE_BF16", None),
+                ("CACHE_ALL", None),
+                ("UNPREDICATED", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn unpredicated_launches_need_whole_tiles() {
+        let p = |m, n, k| Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        let c = cfg("128x64x32,w4,s3,unpredicated");
+        assert_eq!(launch_violation(&c, &p(256, 128, 64)), None);
+        for (m, n, k) in [(200, 128, 64), (256, 100, 64), (256, 128, 40)] {
+            let why = launch_violation(&c, &p(m, n, k)).unwrap();
+            assert!(why.contains("multiples of the tile 128x64x32"), "{why}");
+        }
+        // the predicated kernel runs any shape
+        assert_eq!(
+            launch_violation(&cfg("128x64x32,w4,s3,cache_all"), &p(200, 100, 40)),
+            None
+        );
     }
 
     #[test]

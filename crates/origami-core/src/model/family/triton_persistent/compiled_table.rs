@@ -72,7 +72,7 @@ pub fn parse(text: &str) -> Result<HashMap<Key, TmaCompiled>, String> {
             warp_specialize: flag(5)?,
             flatten: flag(6)?,
             epilogue_subtile: flag(7)?,
-            cluster: false,
+            ..Switches::NONE
         };
         let k = (n(0)?, n(1)?, n(2)?, n(3)?, n(4)?, switches);
         let status = f[8].trim();

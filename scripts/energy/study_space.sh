@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Device only. The CUTLASS tuning study's space on the project's mma.sync kernel
+# (csrc/gemm.cu), fp16 (the study's fp32/TF32 data type is not in the kernel yet):
+# tile_m, tile_n in {128, 256} (256x256 needs more registers than a thread has: left out),
+# tile_k in {16, 32}, 2 to 4 stages, cp.async cache-all vs cache-global, predicated vs
+# unpredicated loads; 4 warps on 128x128, 8 on the others: 72 configs. Each shape (square,
+# multiples of every tile) is one `origami-bench run` of all 72 beside cuBLAS, with energy
+# under sustained load (--energy-s, default 0.5 s per config). One JSON report per shape
+# under $OUT/study/, `nvidia-smi dmon` beside, tarred into $OUT.
+# origami-bench carried as target/devbin/origami-bench.xz.
+# Usage: ENERGY_S=0.5 scripts/energy/study_space.sh [SHAPE ...]   (default 1024 2048 4096 8192)
+set -u
+[ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+d="$OUT/study"
+mkdir -p "$d"
+nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
+dmon=$!
+args=()
+for t in 128x128:4 128x256:8 256x128:8; do
+    for bk in 16 32; do
+        for s in 2 3 4; do
+            for sw in "" ",cache_all" ",unpredicated" ",cache_all,unpredicated"; do
+                args+=(--config "${t%:*}x$bk,g8,w${t#*:},s$s$sw")
+            done
+        done
+    done
+done
+shapes=("$@")
+[ ${#shapes[@]} -gt 0 ] || shapes=(1024 2048 4096 8192)
+for n in "${shapes[@]}"; do
+    target/devbin/origami-bench run $n $n $n --family origami --dtype fp16 --energy-s "${ENERGY_S:-0.5}" \
+        "${args[@]}" --format json >"$d/$n.json" 2>"$d/$n.err" || echo "$n: exit $?" >>"$d/failures.txt"
+done
+kill $dmon 2>/dev/null
+tar czf "$OUT/study.tgz" -C "$OUT" study && rm -rf "$d"
