@@ -314,7 +314,6 @@ mod tests {
         let e = parse_config("64x64x32,w4,s3,cahce_all").unwrap_err();
         assert!(e.contains("cache_all, unpredicated"), "{e}");
     }
-    use super::*;
 
     #[test]
     fn dims_validated() {
