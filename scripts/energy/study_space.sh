@@ -10,11 +10,10 @@
 # origami-bench carried as target/devbin/origami-bench.xz.
 # Usage: ENERGY_S=0.5 scripts/energy/study_space.sh [SHAPE ...]   (default 1024 2048 4096 8192)
 set -u
-[ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+. scripts/device_lib.sh
+devbin_ready origami-bench
 d="$OUT/study"
-mkdir -p "$d"
-nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
-dmon=$!
+run_folder study
 args=()
 for t in 128x128:4 128x256:8 256x128:8; do
     for bk in 16 32; do
@@ -31,5 +30,4 @@ for n in "${shapes[@]}"; do
     target/devbin/origami-bench run $n $n $n --family origami --dtype fp16 --energy-s "${ENERGY_S:-0.5}" \
         "${args[@]}" --format json >"$d/$n.json" 2>"$d/$n.err" || echo "$n: exit $?" >>"$d/failures.txt"
 done
-kill $dmon 2>/dev/null
-tar czf "$OUT/study.tgz" -C "$OUT" study && rm -rf "$d"
+close_folder study

@@ -5,11 +5,10 @@
 # each under $OUT/best-passes/, `nvidia-smi dmon` beside, tarred into $OUT.
 # origami-bench carried as target/devbin/origami-bench.xz. Usage: PASSES=4 scripts/hopper/best_passes.sh
 set -u
-[ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+. scripts/device_lib.sh
+devbin_ready origami-bench
 d="$OUT/best-passes"
-mkdir -p "$d"
-nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
-dmon=$!
+run_folder best-passes
 for dt in fp16 bf16; do
     for s in 4096 8192; do
         target/devbin/origami-bench run $s $s $s --family hopper --dtype $dt --passes "${PASSES:-4}" \
@@ -18,5 +17,4 @@ for dt in fp16 bf16; do
             --format json >"$d/${s}-$dt.json" 2>"$d/${s}-$dt.err" || echo "${s} $dt: exit $?" >>"$d/failures.txt"
     done
 done
-kill $dmon 2>/dev/null
-tar czf "$OUT/best-passes.tgz" -C "$OUT" best-passes && rm -rf "$d"
+close_folder best-passes

@@ -9,11 +9,10 @@
 # One JSON report per run under $OUT/best-regimes/, `nvidia-smi dmon` beside, tarred
 # into $OUT. origami-bench carried as target/devbin/origami-bench.xz.
 set -u
-[ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+. scripts/device_lib.sh
+devbin_ready origami-bench
 d="$OUT/best-regimes"
-mkdir -p "$d"
-nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
-dmon=$!
+run_folder best-regimes
 ob=target/devbin/origami-bench
 configs() {
     if [ "$1" = 4096 ]; then echo "128x256x64,g16,w12,s4 128x256x64,g16,w12,s3"; else echo "128x256x64,g16,w12,s4 256x128x64,g8,w12,s4"; fi
@@ -33,5 +32,4 @@ for dt in fp16 bf16; do
         done
     done
 done
-kill $dmon 2>/dev/null
-tar czf "$OUT/best-regimes.tgz" -C "$OUT" best-regimes && rm -rf "$d"
+close_folder best-regimes

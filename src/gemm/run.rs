@@ -365,37 +365,18 @@ mod tests {
         let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
         let pol = TimingPolicy::default();
         let mut b = MockBench::new(Dtype::Fp16);
-        let (r, _) = run_configs(
-            &mut b,
-            &sel,
-            &p,
-            &RunChoice::Model { top: None },
-            &pol,
-            RunOptions::once(1),
-        )
-        .unwrap();
+        let mut run = |choice: RunChoice, opts: RunOptions| {
+            run_configs(&mut b, &sel, &p, &choice, &pol, opts)
+                .unwrap()
+                .0
+        };
+        let r = run(RunChoice::Model { top: None }, RunOptions::once(1));
         assert_eq!(r.configs.len(), 1);
         assert_eq!(r.configs[0].config, r.model_pick);
         let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
-        let (r, _) = run_configs(
-            &mut b,
-            &sel,
-            &p,
-            &RunChoice::Given(given),
-            &pol,
-            RunOptions::once(1),
-        )
-        .unwrap();
+        let r = run(RunChoice::Given(given), RunOptions::once(1));
         assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
-        let (r, _) = run_configs(
-            &mut b,
-            &sel,
-            &p,
-            &RunChoice::Model { top: Some(3) },
-            &pol,
-            RunOptions::once(1),
-        )
-        .unwrap();
+        let r = run(RunChoice::Model { top: Some(3) }, RunOptions::once(1));
         assert_eq!(r.configs.len(), 3);
         assert!(r.configs[0].ran.as_ref().unwrap().is_pick);
         // Four passes: every timed launch keeps its four medians and reports their median.
@@ -404,15 +385,7 @@ mod tests {
             warm_s: 0.01,
             ..RunOptions::once(1)
         };
-        let (r, _) = run_configs(
-            &mut b,
-            &sel,
-            &p,
-            &RunChoice::Model { top: Some(3) },
-            &pol,
-            opts,
-        )
-        .unwrap();
+        let r = run(RunChoice::Model { top: Some(3) }, opts);
         assert_eq!(r.cublas.pass_ms.len(), 4);
         assert!(r.warmed_s.is_some_and(|w| w >= 0.01));
         assert_eq!(r.cublas.median_ms, median(&r.cublas.pass_ms));
