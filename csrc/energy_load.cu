@@ -19,6 +19,9 @@
 //                 between them, so the tensor cores' inputs switch as in a GEMM (where
 //                 each mma gets new fragments); one constant operand set would flatter
 //                 the energy. Dense FLOP per launch = warps x iters x ILP x 4096.
+//   energy_mma_tf32  the same with mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//                 (csrc/gemm.cu's tf32 path; sm_80 and later) and random fp32 operands:
+//                 warps x iters x ILP x 2048 FLOP per launch.
 //   energy_smem   ld.volatile.shared.v4.u32 (16 bytes per lane, 512 per warp
 //                 instruction), ENERGY_SMEM_UNROLL per round, the pattern of
 //                 csrc/smem_bw.cu: each warp instruction reads 32 consecutive 16-byte
@@ -66,10 +69,16 @@ extern "C" __global__ void __launch_bounds__(32)
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                              \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 
+#define ENERGY_MMA_TF32(d, a, b)                                                               \
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "                          \
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                       \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                              \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+
 // in: 32 lanes x 12 words (two sets of A (4 words) and B (2 words) fragments per lane);
-// out: a sink.
-extern "C" __global__ void __launch_bounds__(ENERGY_MMA_THREADS)
-    energy_mma(const u32* __restrict__ in, u32 iters, float* out) {
+// out: a sink. MMA is one of the macros above (both take 4 A and 2 B registers).
+template <int KIND>
+__device__ __forceinline__ void energy_mma_body(const u32* __restrict__ in, u32 iters, float* out) {
     const u32 lane = threadIdx.x & 31u;
     u32 a0[4], b0[2], a1[4], b1[2];
     for (int i = 0; i < 4; ++i) {
@@ -88,14 +97,32 @@ extern "C" __global__ void __launch_bounds__(ENERGY_MMA_THREADS)
     for (u32 it = 0; it < iters; ++it) {
 #pragma unroll
         for (int c = 0; c < ENERGY_MMA_ILP; c += 2) {
-            ENERGY_MMA_F16(d[c], a0, b0);
-            ENERGY_MMA_F16(d[c + 1], a1, b1);
+            if (KIND == 0) {
+                ENERGY_MMA_F16(d[c], a0, b0);
+                ENERGY_MMA_F16(d[c + 1], a1, b1);
+            } else {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+                ENERGY_MMA_TF32(d[c], a0, b0);
+                ENERGY_MMA_TF32(d[c + 1], a1, b1);
+#endif
+            }
         }
     }
     float s = 0.0f;
 #pragma unroll
     for (int c = 0; c < ENERGY_MMA_ILP; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
     if (s == 1234.5f) out[threadIdx.x] = s;
+}
+
+extern "C" __global__ void __launch_bounds__(ENERGY_MMA_THREADS)
+    energy_mma(const u32* __restrict__ in, u32 iters, float* out) {
+    energy_mma_body<0>(in, iters, out);
+}
+
+// tf32 needs sm_80 (elsewhere the body is empty; the host never launches it there).
+extern "C" __global__ void __launch_bounds__(ENERGY_MMA_THREADS)
+    energy_mma_tf32(const u32* __restrict__ in, u32 iters, float* out) {
+    energy_mma_body<1>(in, iters, out);
 }
 
 __device__ __forceinline__ void energy_lds_v4(u32 addr, uint4& v) {

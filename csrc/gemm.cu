@@ -1,6 +1,8 @@
 // origami GEMM kernel family: C[M,N] = A[M,K] * B[N,K]^T
 //
-// fp16 or bf16 inputs, fp32 accumulation, output in the input dtype.
+// fp16 or bf16 inputs, fp32 accumulation, output in the input dtype; or fp32 inputs
+// and output through TF32 tensor cores (-DDTYPE_TF32: mma.sync m16n8k8 .tf32, each
+// operand rounded to TF32 with cvt.rna, as cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32).
 // A is row-major M x K, B is stored N x K (row-major, i.e. both operands are
 // K-contiguous: the "TN" layout). C is row-major M x N.
 //
@@ -9,6 +11,7 @@
 //
 //   -DBLOCK_M=128 -DBLOCK_N=256 -DBLOCK_K=64 -DNUM_WARPS=8 -DNUM_STAGES=3 -DWARPS_M=2
 //   -DDTYPE_BF16            (omit for fp16)
+//   -DDTYPE_TF32            (fp32 A, B and C, TF32 math; BLOCK_K counts fp32 elements)
 //   -DCACHE_ALL             (cp.async.ca: loads also allocate in L1; default cp.async.cg)
 //   -DUNPREDICATED          (no bounds checks: M, N, K multiples of the tile, C 16-byte
 //                            aligned; the Rust family refuses other shapes)
@@ -19,7 +22,15 @@
 //                                          int M, int N, int K, int group_size_m)
 //
 // T is a 16-bit storage type (fp16 or bf16 bit patterns; declared here as
-// unsigned short so that no header is needed under NVRTC).
+// unsigned short so that no header is needed under NVRTC), or float with DTYPE_TF32.
+// The pointers are declared void* so that one symbol serves every type.
+//
+// TF32 reuses the 16-bit kernel byte for byte: a row of BLOCK_K fp32 elements is a row
+// of 2 x BLOCK_K 16-bit units, and the fragments one ldmatrix.x4 gives for an m16n8k16
+// step (16 rows x 32 bytes of A, 8 rows x 32 bytes of B) are exactly the registers of an
+// m16n8k8 tf32 MMA (a0..a3 = rows 0-7 / 8-15 x k 0-3 / 4-7; b0, b1 = k 0-3 / 4-7). The
+// body below works in 16-bit units (BK16, K16); only the MMA, the rounding and the
+// epilogue's fp32 output differ.
 //
 // The config rule is not stated here: which configs exist, their warp grid
 // (WARPS_M), their shared memory and which are valid belong to the Rust family,
@@ -35,11 +46,11 @@
 // origami_gemm_smem_bytes` (and `origami_gemm_threads`), so that the host can
 // compare it with the family's formula.
 //
-// Alignment rule: K % 8 == 0 and A, B 16-byte aligned (every 16-byte cp.async
+// Alignment rule: K % 8 == 0 (K % 4 == 0 for TF32) and A, B 16-byte aligned (every 16-byte cp.async
 // chunk of a row is either fully inside or fully outside the matrix). M and N
 // are arbitrary: out-of-range rows are zero-filled on load and not stored;
-// C stores are 16 bytes wide when N % 8 == 0 (and C 16-byte aligned), element
-// by element otherwise.
+// C stores are 16 bytes wide when N % 8 == 0 (N % 4 == 0 for TF32) and C is 16-byte
+// aligned, element by element otherwise.
 //
 // Launch order: Triton's grouped order with run-time GROUP_SIZE_M
 //   group_id = pid / (G*grid_n); first_m = group_id*G;
@@ -58,18 +69,27 @@
     !defined(NUM_STAGES) || !defined(WARPS_M)
 #error "csrc/gemm.cu needs -DBLOCK_M -DBLOCK_N -DBLOCK_K -DNUM_WARPS -DNUM_STAGES -DWARPS_M (origami-bench configs lists them)"
 #endif
-#ifdef DTYPE_BF16
-#define ORIGAMI_GEMM_BF16 true
+// The element kind: 0 fp16, 1 bf16, 2 fp32 data with TF32 math.
+#if defined(DTYPE_TF32) && defined(DTYPE_BF16)
+#error "csrc/gemm.cu takes one of DTYPE_BF16 and DTYPE_TF32"
+#elif defined(DTYPE_TF32)
+#define ORIGAMI_GEMM_KIND 2
+#elif defined(DTYPE_BF16)
+#define ORIGAMI_GEMM_KIND 1
 #else
-#define ORIGAMI_GEMM_BF16 false
+#define ORIGAMI_GEMM_KIND 0
 #endif
+// 16-bit units per element of A and B, bytes per element of C.
+#define ORIGAMI_GEMM_UNITS (ORIGAMI_GEMM_KIND == 2 ? 2 : 1)
+#define ORIGAMI_GEMM_OUT_BYTES (ORIGAMI_GEMM_KIND == 2 ? 4 : 2)
 
 namespace origami_gemm_detail {
 
 typedef unsigned short elem_t;   // fp16 / bf16 bit pattern
 typedef unsigned int u32;
 
-template <int BM, int BN, int BK, int NW, int NS, int WGM>
+// BK is in 16-bit units (2 x BLOCK_K for TF32); OUT_BYTES is C's element size.
+template <int BM, int BN, int BK, int NW, int NS, int WGM, int OUT_BYTES>
 struct Cfg {
   static constexpr int THREADS = NW * 32;
   static constexpr int WARP_GRID_M = WGM;  // the WARPS_M define
@@ -84,8 +104,8 @@ struct Cfg {
   static constexpr int A_STAGE_BYTES = BM * BK * 2;
   static constexpr int B_STAGE_BYTES = BN * BK * 2;
   static constexpr int PIPE_BYTES = NS * (A_STAGE_BYTES + B_STAGE_BYTES);
-  static constexpr int C_LD = BN + 8;     // epilogue row pitch in elements
-  static constexpr int EPI_BYTES = BM * C_LD * 2;
+  static constexpr int C_LD = BN + 8;     // epilogue row pitch in C elements
+  static constexpr int EPI_BYTES = BM * C_LD * OUT_BYTES;
   static constexpr int SMEM_BYTES = PIPE_BYTES > EPI_BYTES ? PIPE_BYTES : EPI_BYTES;
   static constexpr int A_CHUNKS = BM * CH;
   static constexpr int B_CHUNKS = BN * CH;
@@ -152,9 +172,17 @@ __device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
                : "r"(addr));
 }
 
-template <bool BF16>
+// One k-step of a warp's m16n8 tile: m16n8k16 for 16-bit inputs, m16n8k8 for TF32 (the
+// same registers hold 32 bytes of each row either way).
+template <int KIND>
 __device__ __forceinline__ void mma_16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  if (BF16) {
+  if (KIND == 2) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else if (KIND == 1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};\n"
@@ -169,6 +197,13 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const u32 (&a)[4], u32 
   }
 }
 
+// An fp32 bit pattern rounded to TF32 (nearest, ties away from zero; cuBLAS's rounding).
+__device__ __forceinline__ u32 to_tf32(u32 x) {
+  u32 r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+}
+
 // Pack two floats into two 16-bit values (lo in the low half), round to nearest even.
 template <bool BF16>
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
@@ -181,11 +216,12 @@ __device__ __forceinline__ u32 pack2(float lo, float hi) {
   return r;
 }
 
-template <int BM, int BN, int BK, int NW, int NS, int WGM, bool BF16>
+// BK and K in 16-bit units (2 x BLOCK_K and 2 x K for TF32); out_t is C's element.
+template <int BM, int BN, int BK, int NW, int NS, int WGM, int KIND, typename out_t>
 __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
-                                          elem_t* __restrict__ C, int M, int N, int K, int group_size_m,
+                                          out_t* __restrict__ C, int M, int N, int K, int group_size_m,
                                           unsigned char* smem) {
-  typedef Cfg<BM, BN, BK, NW, NS, WGM> G;
+  typedef Cfg<BM, BN, BK, NW, NS, WGM, (int)sizeof(out_t)> G;
   constexpr int THREADS = G::THREADS;
   constexpr int CH = G::CH;
   constexpr int MI = G::MI, NJ = G::NJ, NI = G::NI, KSTEPS = G::KSTEPS;
@@ -299,6 +335,16 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
     for (int i = 0; i < MI; ++i) ldmatrix_x4(af[buf][i], sa + i * 16 * BK * 2);
 #pragma unroll
     for (int j = 0; j < NJ; ++j) ldmatrix_x4(bfr[buf][j], sb + j * 16 * BK * 2);
+    if (KIND == 2) {
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) af[buf][i][e] = to_tf32(af[buf][i][e]);
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) bfr[buf][j][e] = to_tf32(bfr[buf][j][e]);
+    }
   };
 
   auto mma_all = [&](int buf) {
@@ -307,7 +353,7 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 #pragma unroll
       for (int jj = 0; jj < NI; ++jj) {
         const int j = (i & 1) ? (NI - 1 - jj) : jj;  // serpentine: reuse B fragments
-        mma_16816<BF16>(acc[i][j], af[buf][i], bfr[buf][j >> 1][(j & 1) * 2], bfr[buf][j >> 1][(j & 1) * 2 + 1]);
+        mma_16816<KIND>(acc[i][j], af[buf][i], bfr[buf][j >> 1][(j & 1) * 2], bfr[buf][j >> 1][(j & 1) * 2 + 1]);
       }
     }
   };
@@ -356,9 +402,9 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   }
   cp_async_wait<0>();
 
-  // ---- epilogue: registers -> shared (as T) -> 16-byte coalesced stores ------------
+  // ---- epilogue: registers -> shared (as C's type) -> 16-byte coalesced stores -------
   __syncthreads();  // every warp is done with the ring (all copies were consumed)
-  elem_t* sC = reinterpret_cast<elem_t*>(smem);
+  out_t* sC = reinterpret_cast<out_t*>(smem);
   {
     const int r0 = warp_m * G::WM + (lane >> 2);
     const int c0 = warp_n * G::WN + (lane & 3) * 2;
@@ -368,39 +414,45 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
       for (int j = 0; j < NI; ++j) {
         const int r = r0 + i * 16;
         const int c = c0 + j * 8;
-        *reinterpret_cast<u32*>(sC + r * G::C_LD + c) = pack2<BF16>(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<u32*>(sC + (r + 8) * G::C_LD + c) = pack2<BF16>(acc[i][j][2], acc[i][j][3]);
+        if (KIND == 2) {
+          *reinterpret_cast<float2*>(sC + r * G::C_LD + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+          *reinterpret_cast<float2*>(sC + (r + 8) * G::C_LD + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+        } else {
+          *reinterpret_cast<u32*>(sC + r * G::C_LD + c) = pack2<KIND == 1>(acc[i][j][0], acc[i][j][1]);
+          *reinterpret_cast<u32*>(sC + (r + 8) * G::C_LD + c) = pack2<KIND == 1>(acc[i][j][2], acc[i][j][3]);
+        }
       }
     }
   }
   __syncthreads();
-  constexpr int CCH = BN / 8;  // 16-byte chunks per C tile row
+  constexpr int EPC = 16 / (int)sizeof(out_t);  // C elements per 16-byte chunk
+  constexpr int CCH = BN / EPC;                 // 16-byte chunks per C tile row
   constexpr int C_CHUNKS = BM * CCH;
-  const bool vec = ((N & 7) == 0) && ((reinterpret_cast<unsigned long long>(C) & 15ull) == 0);
+  const bool vec = (N % EPC == 0) && ((reinterpret_cast<unsigned long long>(C) & 15ull) == 0);
 #pragma unroll
   for (int it = 0; it < (C_CHUNKS + THREADS - 1) / THREADS; ++it) {
     const int id = it * THREADS + tid;
     if (C_CHUNKS % THREADS == 0 || id < C_CHUNKS) {
       const int r = id / CCH;
-      const int c = (id % CCH) * 8;
+      const int c = (id % CCH) * EPC;
       const int gm = m0 + r;
       const int gn = n0 + c;
 #ifdef UNPREDICATED
       {
-        const elem_t* s = sC + r * G::C_LD + c;
-        elem_t* g = C + (long long)gm * N + gn;
+        const out_t* s = sC + r * G::C_LD + c;
+        out_t* g = C + (long long)gm * N + gn;
         *reinterpret_cast<uint4*>(g) = *reinterpret_cast<const uint4*>(s);
       }
       (void)vec;
 #else
       if (gm < M && gn < N) {
-        const elem_t* s = sC + r * G::C_LD + c;
-        elem_t* g = C + (long long)gm * N + gn;
+        const out_t* s = sC + r * G::C_LD + c;
+        out_t* g = C + (long long)gm * N + gn;
         if (vec) {
           *reinterpret_cast<uint4*>(g) = *reinterpret_cast<const uint4*>(s);
         } else {
 #pragma unroll
-          for (int e = 0; e < 8; ++e)
+          for (int e = 0; e < EPC; ++e)
             if (gn + e < N) g[e] = s[e];
         }
       }
@@ -412,16 +464,24 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
 }  // namespace origami_gemm_detail
 
 #define ORIGAMI_GEMM_THREADS (NUM_WARPS * 32)
-#define ORIGAMI_GEMM_SMEM_BYTES \
-  (origami_gemm_detail::Cfg<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, WARPS_M>::SMEM_BYTES)
+#define ORIGAMI_GEMM_SMEM_BYTES                                                                 \
+  (origami_gemm_detail::Cfg<BLOCK_M, BLOCK_N, BLOCK_K * ORIGAMI_GEMM_UNITS, NUM_WARPS, NUM_STAGES, \
+                            WARPS_M, ORIGAMI_GEMM_OUT_BYTES>::SMEM_BYTES)
 
 extern "C" __device__ const int origami_gemm_smem_bytes = ORIGAMI_GEMM_SMEM_BYTES;
 extern "C" __device__ const int origami_gemm_threads = ORIGAMI_GEMM_THREADS;
 
 extern "C" __global__ void __launch_bounds__(ORIGAMI_GEMM_THREADS, 1)
-    origami_gemm(const unsigned short* A, const unsigned short* B, unsigned short* C, int M, int N, int K,
-                 int group_size_m) {
+    origami_gemm(const void* A, const void* B, void* C, int M, int N, int K, int group_size_m) {
   extern __shared__ __align__(128) unsigned char origami_gemm_smem[];
-  origami_gemm_detail::gemm_body<BLOCK_M, BLOCK_N, BLOCK_K, NUM_WARPS, NUM_STAGES, WARPS_M, ORIGAMI_GEMM_BF16>(
-      A, B, C, M, N, K, group_size_m, origami_gemm_smem);
+#if ORIGAMI_GEMM_KIND == 2
+  typedef float out_t;
+#else
+  typedef origami_gemm_detail::elem_t out_t;
+#endif
+  // A and B as 16-bit units: K fp32 elements per row are 2 x K units.
+  origami_gemm_detail::gemm_body<BLOCK_M, BLOCK_N, BLOCK_K * ORIGAMI_GEMM_UNITS, NUM_WARPS, NUM_STAGES, WARPS_M,
+                                 ORIGAMI_GEMM_KIND, out_t>(
+      static_cast<const origami_gemm_detail::elem_t*>(A), static_cast<const origami_gemm_detail::elem_t*>(B),
+      static_cast<out_t*>(C), M, N, K * ORIGAMI_GEMM_UNITS, group_size_m, origami_gemm_smem);
 }

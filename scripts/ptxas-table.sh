@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build data/gemm_registers.csv: registers, spills and stack frame of every
-# origami_gemm config (csrc/gemm.cu) per architecture and dtype, as reported by
+# origami_gemm config (csrc/gemm.cu) per architecture and dtype (fp16, bf16, tf32), as reported by
 # ptxas -v. No GPU needed.
 #
-# Usage: scripts/ptxas-table.sh [-j JOBS] [-o OUT.csv] [ARCH ...]   (default: sm_80 sm_86 sm_89 sm_90)
+# Usage: [DTYPES="fp16 bf16 tf32"] scripts/ptxas-table.sh [-j JOBS] [-o OUT.csv] [ARCH ...]
+#        (default: every dtype; sm_80 sm_86 sm_89 sm_90)
 # nvcc: $NVCC, else $CUDA_HOME/bin/nvcc, else .cuda-venv's (the PyPI recipe in docs/calibrate.md), else PATH.
 # The configs, their validity, shared memory and -D defines come from the origami family
 # (`origami-bench configs`; $ORIGAMI_BENCH, else `cargo run --release --bin origami-bench --`).
@@ -41,7 +42,7 @@ joblist=$tmp/jobs
 : > "$joblist"
 for arch in "${arches[@]}"; do
   lim=$(smem_limit "$arch")
-  for dtype in fp16 bf16; do
+  for dtype in ${DTYPES:-fp16 bf16 tf32}; do
     listing=$("${bench[@]}" configs --dtype "$dtype" --smem-limit "$lim")
     # block_m,block_n,block_k,num_warps,num_stages,warps_m,warps_n,smem_bytes,valid,defines,reason
     tail -n +2 <<< "$listing" | while IFS=, read -r bm bn bk nw ns _ _ smem valid defines _; do

@@ -223,7 +223,32 @@ fn configs_lists_the_family_without_a_gpu() {
         .all(|r| r.contains("-DWARPS_M=") && r.contains("-DDTYPE_BF16")));
     let (c, err) = code(&["configs", "--dtype", "fp8"]);
     assert_eq!(c, 2, "{err}");
-    assert!(err.contains("fp16 or bf16"), "{err}");
+    assert!(err.contains("fp16, bf16 or tf32"), "{err}");
+    // fp32 is the tf32 path's storage: the message says which type to ask for
+    let (c, err) = code(&["configs", "--dtype", "fp32"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("ask for tf32"), "{err}");
+    // tf32: 4-byte elements, BLOCK_K at most 64
+    let o = cmd()
+        .args(["configs", "--dtype", "tf32", "--smem-limit", "232448"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 384);
+    assert!(rows
+        .iter()
+        .all(|r| r[9].contains("-DDTYPE_TF32") && (r[2] != "128" || r[8] == "0")));
+    let row = rows
+        .iter()
+        .find(|r| r[..5] == ["128", "256", "32", "8", "3"])
+        .unwrap();
+    assert_eq!(row[7], (3 * 384 * 32 * 4).to_string());
 }
 
 /// Replace one cell of the fixture's `configs.csv` (data line `line`, 0 first) by `value`.

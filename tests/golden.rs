@@ -97,7 +97,7 @@ fn select_cases() -> Vec<Case> {
                     }
                 }
             }
-            for dtype in ["bf16", "fp8", "fp32"] {
+            for dtype in ["bf16", "fp8", "fp32", "tf32"] {
                 let a = [
                     "--shapes", path, "--family", fam, "--dtype", dtype, "--format", "csv",
                 ];

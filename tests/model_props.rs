@@ -149,7 +149,7 @@ proptest! {
         time_us in 0.0f64..1e7,
         limit in 1.0f64..2000.0,
         dvfs in 1.0f64..4.0,
-        paths in proptest::array::uniform2(any::<bool>()),
+        paths in proptest::array::uniform3(any::<bool>()),
         share in 0.0f64..1.0,
     ) {
         use origami::hw::energy::EnergyCosts;
@@ -161,6 +161,7 @@ proptest! {
             pj_per_l2_byte: costs[2],
             pj_per_dram_byte: costs[3],
             pj_per_flop_wgmma: Some(costs[4]),
+            pj_per_flop_tf32: paths[2].then_some(costs[0] * 2.0),
             pj_per_tma_l2_byte: Some(costs[5]),
             pj_per_tma_dram_byte: Some(costs[6]),
             active_w: Some(static_w + active),
@@ -175,6 +176,7 @@ proptest! {
             store_bytes: counts[3],
             dram_bytes: counts[4],
             wgmma: paths[0],
+            tf32: paths[2],
             tma: paths[1],
             active_sms: share,
         };

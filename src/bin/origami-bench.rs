@@ -166,7 +166,8 @@ struct ConfigsArgs {
     /// Kernel family: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu).
     #[arg(long, default_value = "origami")]
     family: String,
-    /// Input element type (fp16 or bf16): the defines of its instances.
+    /// Input element type (fp16, bf16, or tf32 for the origami family): the defines of its
+    /// instances.
     #[arg(long, default_value = "fp16")]
     dtype: String,
     /// Opt-in shared memory per block, bytes: configs above it are listed as invalid.
@@ -244,7 +245,7 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
     };
     let kind = model.runner_kernel();
     let p = problem_of(&a.m, &a.n, &a.k, dtype, kind)?;
-    let choice = RunChoice::from_flags(&a.config, a.top, kind)?;
+    let choice = RunChoice::from_flags(&a.config, a.top, kind, dtype)?;
     if let RunChoice::Given(given) = &choice {
         for c in given {
             kind.check_launch(c, &p)?;

@@ -58,7 +58,8 @@ struct Args {
     /// Reduction dimension.
     #[arg(allow_hyphen_values = true)]
     k: Option<String>,
-    /// Input element type: fp16, bf16, fp8, fp32.
+    /// Input element type: fp16, bf16, fp8, fp32, or tf32 (fp32 data on TF32 tensor cores:
+    /// the origami family's fp32 path).
     #[arg(long, default_value = "fp16")]
     dtype: String,
     /// Use this GPU's embedded preset instead of the GPU found (rtx4090, h100-sxm, h200, a100,

@@ -350,6 +350,13 @@ impl<'g> Runner<'g> {
         (dt > 0.0 && dc > 0.0).then(|| dc / dt * 1e3)
     }
 
+    /// 32 x 6 words of random fp32 values in (-1, 1) (tf32 mma.sync fragments per lane).
+    pub(super) fn random_f32_words(&mut self) -> Vec<u32> {
+        (0..32 * 6)
+            .map(|_| self.rng.random_range(-1.0f32..1.0).to_bits())
+            .collect()
+    }
+
     /// 32 x 6 words of random fp16 pairs in (-1, 1) (mma.sync A and B fragments per lane).
     fn random_f16_words(&mut self) -> Vec<u32> {
         let h = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
@@ -918,7 +925,7 @@ impl<'g> Runner<'g> {
 
     // ---------------------------------------------------------------------------------
     /// csrc/mma_latency.cu: dependent mma.sync chains (latency) and ILP 2/4/8 (issue
-    /// interval of one warp) for f16, bf16 and (sm_89+) fp8 e4m3.
+    /// interval of one warp) for f16, bf16, (sm_80+) tf32 and (sm_89+) fp8 e4m3.
     pub fn mma(&mut self, res: &mut Results) -> Result<(), CalibError> {
         let gpu = self.gpu;
         let arch = gpu.arch();
@@ -926,7 +933,14 @@ impl<'g> Runner<'g> {
         let out = gpu.alloc_zeros::<f32>(32)?;
         let cycles = gpu.alloc_zeros::<u64>(1)?;
         let policy = self.cfg.policy;
-        for dt in ["f16", "bf16", "fp8"] {
+        for dt in ["f16", "bf16", "tf32", "fp8"] {
+            if dt == "tf32" && arch < 80 {
+                res.skipped.push(Skip {
+                    what: "mma_tf32 (m16n8k8 tf32)".into(),
+                    why: format!("needs sm_80 or later; this GPU is sm_{arch}"),
+                });
+                continue;
+            }
             if dt == "fp8" && arch < 89 {
                 res.skipped.push(Skip {
                     what: "mma_fp8 (m16n8k32 e4m3)".into(),
@@ -934,7 +948,8 @@ impl<'g> Runner<'g> {
                 });
                 continue;
             }
-            // Fresh small random operands (never zeros): f16 / bf16 pairs or four e4m3 bytes.
+            // Fresh small random operands (never zeros): f16 / bf16 pairs, one fp32 (tf32) or
+            // four e4m3 bytes.
             let words: Vec<u32> = (0..32 * 6)
                 .map(|_| match dt {
                     "f16" => {
@@ -947,6 +962,7 @@ impl<'g> Runner<'g> {
                         h(self.rng.random_range(-1.0..1.0))
                             | (h(self.rng.random_range(-1.0..1.0)) << 16)
                     }
+                    "tf32" => self.rng.random_range(0.5f32..1.0).to_bits(),
                     _ => (0..4).fold(0u32, |acc, i| {
                         let s: u32 = self.rng.random_range(0..2);
                         let e: u32 = self.rng.random_range(3..7);
@@ -980,6 +996,7 @@ impl<'g> Runner<'g> {
                 })?;
                 let instr = match dt {
                     "fp8" => "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32".to_string(),
+                    "tf32" => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32".to_string(),
                     _ => format!("mma.sync.aligned.m16n8k16.row.col.f32.{dt}.{dt}.f32"),
                 };
                 res.metrics.push(

@@ -78,9 +78,9 @@ pub const MAX_REPS: u32 = 64;
 const CLOCK_EVERY: Duration = Duration::from_millis(50);
 /// How long the counter may stay still before the benchmark is skipped, seconds.
 const TICK_TIMEOUT_S: f64 = 2.0;
-/// Metrics the benchmark samples everywhere (the progress bar): seven energy metrics and
-/// the limit.
-pub const METRICS: u64 = 8;
+/// Metrics the benchmark samples everywhere (the progress bar): eight energy metrics (the
+/// tf32 one from sm_80 on) and the limit.
+pub const METRICS: u64 = 9;
 /// Metrics it samples on compute capability 9.0 only: wgmma, TMA from L2, TMA from DRAM.
 pub const METRICS_SM90A: u64 = 3;
 
@@ -99,10 +99,11 @@ pub const LD_THREADS: u32 = 512;
 /// Independent 16-byte loads per thread per step (ENERGY_LD_UNROLL).
 pub const LD_UNROLL: u32 = 4;
 
-/// Metrics the benchmark samples (the progress bar), on an sm_90a GPU (compute capability
-/// 9.0) or not.
-pub fn metrics(sm90a: bool) -> u64 {
-    METRICS + if sm90a { METRICS_SM90A } else { 0 }
+/// Metrics the benchmark samples (the progress bar) on a GPU of compute capability `cc`:
+/// the tf32 cost from 8.0, wgmma and TMA on an sm_90a GPU (`sm90a`).
+pub fn metrics(cc: [u32; 2], sm90a: bool) -> u64 {
+    let tf32 = cc[0] * 10 + cc[1] >= 80;
+    METRICS - u64::from(!tf32) + if sm90a { METRICS_SM90A } else { 0 }
 }
 
 /// Operations per second of `ops_per_launch` in `ms_per_launch`; `None` unless both are
@@ -134,6 +135,49 @@ pub fn dram_beyond_l2(dram_path_pj: f64, l2_pj: f64) -> f64 {
 /// Dense FLOP of one `energy_mma` launch of `warps` warps, `iters` rounds each.
 pub fn mma_flop_per_launch(warps: u64, iters: u32) -> f64 {
     warps as f64 * f64::from(iters) * f64::from(MMA_ILP) * MMA_M16N8K16_FLOP
+}
+
+/// The two mma.sync loads of the energy benchmark: f16 (`energy_mma`, the model's
+/// `energy_mma_pj_per_flop`) and tf32 (`energy_mma_tf32`, sm_80 and later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaLoad {
+    F16,
+    Tf32,
+}
+
+impl MmaLoad {
+    pub fn kernel(self) -> &'static str {
+        match self {
+            MmaLoad::F16 => "energy_mma",
+            MmaLoad::Tf32 => "energy_mma_tf32",
+        }
+    }
+    pub fn metric(self) -> &'static str {
+        match self {
+            MmaLoad::F16 => r::ENERGY_MMA_PJ_PER_FLOP,
+            MmaLoad::Tf32 => r::ENERGY_MMA_TF32_PJ_PER_FLOP,
+        }
+    }
+    pub fn instruction(self) -> &'static str {
+        match self {
+            MmaLoad::F16 => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            MmaLoad::Tf32 => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        }
+    }
+    fn operands(self) -> &'static str {
+        match self {
+            MmaLoad::F16 => "two sets of random non-zero fp16 fragments in registers, alternating from one mma to the next",
+            MmaLoad::Tf32 => "two sets of random fp32 fragments in (-1, 1) in registers, alternating from one mma to the next",
+        }
+    }
+    /// Dense FLOP of one launch of `warps` warps, `iters` rounds each: an m16n8k8 tf32
+    /// MMA is half an m16n8k16's.
+    pub fn flop_per_launch(self, warps: u64, iters: u32) -> f64 {
+        match self {
+            MmaLoad::F16 => mma_flop_per_launch(warps, iters),
+            MmaLoad::Tf32 => mma_flop_per_launch(warps, iters) / 2.0,
+        }
+    }
 }
 
 /// Shared-memory bytes of one `energy_smem` launch of `warps` warps, `iters` rounds each.
@@ -522,42 +566,22 @@ impl Runner<'_> {
                 .with("reps_per_batch", active_reps),
         );
 
-        // Tensor cores: mma.sync m16n8k16 f16 -> f32 from registers, all warps resident.
-        let mma = self.kernel("energy_load", "energy_mma")?;
+        // Tensor cores: mma.sync m16n8k16 f16 -> f32 from registers, all warps resident;
+        // then m16n8k8 tf32 (the origami kernel's fp32 path) where the GPU has it.
         let words = two_operand_sets(&self.random_f16_words(), &self.random_f16_words());
-        let operands = gpu.upload(&words)?;
-        let fout = gpu.alloc_zeros::<f32>(1024)?;
-        let mma_blocks = self.blocks_for(&mma, MMA_THREADS)?;
-        let mma_dims = LaunchDims::linear(mma_blocks, MMA_THREADS);
-        let mma_warps = u64::from(mma_blocks) * u64::from(MMA_THREADS / 32);
-        let mma_n = |iters: u32| {
-            gpu.launch(
-                &mma,
-                mma_dims,
-                KernelArgs::new().buf(&operands).u32(iters).buf(&fout),
-            )
-        };
-        let (iters, ms_one) = size_load(gpu, &mma_n, 256, 1 << 24)?;
-        let launch = || mma_n(iters);
-        let cost = Cost {
-            name: r::ENERGY_MMA_PJ_PER_FLOP,
-            unit: "pJ/FLOP",
-            op: "FLOP",
-            ops_per_launch: mma_flop_per_launch(mma_warps, iters),
-            static_w,
-            beyond_l2: None,
-            launch: &launch,
-            ms_one,
-        };
-        let (m, _) = self.dynamic_cost(&cost)?;
-        res.metrics.push(
-            m.with("kernel", "energy_mma")
-                .with("instruction", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-                .with("grid", json!([mma_blocks, MMA_THREADS]))
-                .with("chains_per_warp", MMA_ILP)
-                .with("iters_per_launch", iters)
-                .with("operands", "two sets of random non-zero fp16 fragments in registers, alternating from one mma to the next"),
-        );
+        self.mma_cost(res, MmaLoad::F16, &words, static_w)?;
+        if gpu.arch() >= 80 {
+            let words = two_operand_sets(&self.random_f32_words(), &self.random_f32_words());
+            self.mma_cost(res, MmaLoad::Tf32, &words, static_w)?;
+        } else {
+            res.skipped.push(Skip {
+                what: r::ENERGY_MMA_TF32_PJ_PER_FLOP.into(),
+                why: format!(
+                    "tf32 mma.sync needs sm_80 or later; this GPU is sm_{}",
+                    gpu.arch()
+                ),
+            });
+        }
 
         // Shared memory: ld.volatile.shared.v4, conflict-free, every resident warp.
         let smem = self.kernel("energy_load", "energy_smem")?;
@@ -725,6 +749,53 @@ impl Runner<'_> {
 
     /// Sample a dynamic cost: every window's (P - static) / rate (less the L2 cost, for
     /// DRAM).
+    /// One mma.sync load's dynamic pJ per FLOP (`energy_mma` or `energy_mma_tf32`), every
+    /// SM full of warps, operands `words` (two sets, [`two_operand_sets`]).
+    fn mma_cost(
+        &mut self,
+        res: &mut Results,
+        load: MmaLoad,
+        words: &[u32],
+        static_w: f64,
+    ) -> Result<(), CalibError> {
+        let gpu = self.gpu;
+        let mma = self.kernel("energy_load", load.kernel())?;
+        let operands = gpu.upload(words)?;
+        let fout = gpu.alloc_zeros::<f32>(1024)?;
+        let mma_blocks = self.blocks_for(&mma, MMA_THREADS)?;
+        let mma_dims = LaunchDims::linear(mma_blocks, MMA_THREADS);
+        let mma_warps = u64::from(mma_blocks) * u64::from(MMA_THREADS / 32);
+        let mma_n = |iters: u32| {
+            gpu.launch(
+                &mma,
+                mma_dims,
+                KernelArgs::new().buf(&operands).u32(iters).buf(&fout),
+            )
+        };
+        let (iters, ms_one) = size_load(gpu, &mma_n, 256, 1 << 24)?;
+        let launch = || mma_n(iters);
+        let cost = Cost {
+            name: load.metric(),
+            unit: "pJ/FLOP",
+            op: "FLOP",
+            ops_per_launch: load.flop_per_launch(mma_warps, iters),
+            static_w,
+            beyond_l2: None,
+            launch: &launch,
+            ms_one,
+        };
+        let (m, _) = self.dynamic_cost(&cost)?;
+        res.metrics.push(
+            m.with("kernel", load.kernel())
+                .with("instruction", load.instruction())
+                .with("grid", json!([mma_blocks, MMA_THREADS]))
+                .with("chains_per_warp", MMA_ILP)
+                .with("iters_per_launch", iters)
+                .with("operands", load.operands()),
+        );
+        Ok(())
+    }
+
     fn dynamic_cost(&mut self, c: &Cost<'_>) -> Result<(Metric, Vec<Window>), CalibError> {
         let reps = batch_reps(c.ms_one, BATCH_MS, MAX_REPS);
         let (ops, static_w, l2, name) = (c.ops_per_launch, c.static_w, c.beyond_l2, c.name);

@@ -270,9 +270,10 @@ mod tests {
 
     #[test]
     fn hopper_path_operations_per_launch() {
-        // the progress bar: 8 everywhere, 3 more on compute capability 9.0
-        assert_eq!(metrics(false), 8);
-        assert_eq!(metrics(true), 11);
+        // the progress bar: 9 from 8.0 (8 before: no tf32), 3 more on compute capability 9.0
+        assert_eq!(metrics([7, 5], false), 8);
+        assert_eq!(metrics([8, 0], false), 9);
+        assert_eq!(metrics([9, 0], true), 12);
         // 132 CTAs x 2 warpgroups x 1000 rounds x 4 x m64n256k16 (524288 FLOP)
         assert_eq!(
             wgmma_flop_per_launch(132, 1000),

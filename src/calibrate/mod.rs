@@ -151,7 +151,11 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
         .iter()
         .map(|b| match b {
             Bench::Clock => 1,
-            Bench::Mma => 12,
+            // latency and 3 ILP intervals per type: f16, bf16; tf32 from 8.0, fp8 from 8.9
+            Bench::Mma => {
+                let cc = cc[0] * 10 + cc[1];
+                4 * (2 + u64::from(cc >= 80) + u64::from(cc >= 89))
+            }
             Bench::SmemBw => 2,
             Bench::SyncCost => {
                 bench_extra::BAR_THREADS.len() as u64 + 2 // + stream and graph launches
@@ -186,8 +190,9 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                     0
                 }
             }
-            // idle, static, 4 dynamic costs, the power limit; wgmma and TMA on 9.0
-            Bench::Energy => bench::energy::metrics(sm90a),
+            // idle, static, active, 4 dynamic costs (+ tf32 from 8.0), the power limit;
+            // wgmma and TMA on 9.0
+            Bench::Energy => bench::energy::metrics(cc, sm90a),
         })
         .sum()
 }
@@ -201,17 +206,22 @@ mod tests {
         let default = Bench::DEFAULT;
         assert_eq!(
             steps_for(132, [9, 0], &default, false),
-            1 + 12 + 3 + 5 + 3 + 132
+            1 + 16 + 3 + 5 + 3 + 132
         );
         assert_eq!(
             steps_for(132, [9, 0], &default, true),
-            1 + 12 + 3 + 5 + 3 + 12
+            1 + 16 + 3 + 5 + 3 + 12
         );
+        // mma: f16 and bf16 everywhere, tf32 from 8.0, fp8 from 8.9
+        assert_eq!(steps_for(80, [7, 5], &[Bench::Mma], false), 8);
+        assert_eq!(steps_for(108, [8, 0], &[Bench::Mma], false), 12);
+        assert_eq!(steps_for(128, [8, 9], &[Bench::Mma], false), 16);
         assert_eq!(steps_for(132, [9, 0], &[Bench::TcRate], false), 5 + 8);
         assert_eq!(steps_for(108, [8, 0], &[Bench::TcRate], false), 5);
         assert_eq!(steps_for(132, [9, 0], &[Bench::Tma], true), 6);
         assert_eq!(steps_for(128, [8, 9], &[Bench::Tma], false), 0);
-        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 11);
-        assert_eq!(steps_for(108, [8, 0], &[Bench::Energy], false), 8);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 12);
+        assert_eq!(steps_for(108, [8, 0], &[Bench::Energy], false), 9);
+        assert_eq!(steps_for(80, [7, 5], &[Bench::Energy], false), 8);
     }
 }

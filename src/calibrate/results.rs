@@ -100,6 +100,9 @@ pub const ENERGY_STATIC_W: &str = "energy_static_w";
 pub const ENERGY_ACTIVE_W: &str = "energy_active_w";
 /// Dynamic energy per dense tensor-core FLOP, mma.sync m16n8k16 f16 -> f32 (pJ/FLOP).
 pub const ENERGY_MMA_PJ_PER_FLOP: &str = "energy_mma_pj_per_flop";
+/// Dynamic energy per dense tensor-core FLOP, mma.sync m16n8k8 tf32 -> f32 (pJ/FLOP;
+/// compute capability 8.0 and later): the origami kernel's tf32 path.
+pub const ENERGY_MMA_TF32_PJ_PER_FLOP: &str = "energy_mma_tf32_pj_per_flop";
 /// Dynamic energy per byte read from shared memory, ld.shared.v4 (pJ/B).
 pub const ENERGY_SMEM_PJ_PER_BYTE: &str = "energy_smem_pj_per_byte";
 /// Dynamic energy per byte read from L2 into an SM, hits (pJ/B).
@@ -122,11 +125,12 @@ pub const ENERGY_TMA_DRAM_PJ_PER_BYTE: &str = "energy_tma_dram_pj_per_byte";
 pub const POWER_LIMIT_W: &str = "power_limit_w";
 /// The metrics of `--only energy` measured over NVML energy-counter windows (the last
 /// three on compute capability 9.0 only).
-pub const ENERGY_METRICS: [&str; 10] = [
+pub const ENERGY_METRICS: [&str; 11] = [
     ENERGY_IDLE_W,
     ENERGY_STATIC_W,
     ENERGY_ACTIVE_W,
     ENERGY_MMA_PJ_PER_FLOP,
+    ENERGY_MMA_TF32_PJ_PER_FLOP,
     ENERGY_SMEM_PJ_PER_BYTE,
     ENERGY_L2_PJ_PER_BYTE,
     ENERGY_DRAM_PJ_PER_BYTE,

@@ -24,7 +24,8 @@ use super::sweep_run::{read_shape_lists, SweepRequest};
 /// How the model that picks the configs is set up.
 #[derive(Args, Debug, Clone)]
 pub struct ModelFlags {
-    /// Input element type: fp16 or bf16.
+    /// Input element type: fp16, bf16, or tf32 (fp32 A, B and C on TF32 tensor cores; the
+    /// origami family only).
     #[arg(long, default_value = "fp16")]
     pub dtype: String,
     /// Kernel family with a runner: origami (csrc/gemm.cu) or hopper (csrc/hopper_gemm.cu;
@@ -57,10 +58,10 @@ impl ModelFlags {
             .dtype
             .parse::<Dtype>()
             .map_err(|e| Failure::bad(format!("--dtype: {e}")))?;
-        if !matches!(dtype, Dtype::Fp16 | Dtype::Bf16) {
-            return Err(Failure::bad(format!(
-                "--dtype: the origami kernel runs fp16 or bf16, not {dtype}"
-            )));
+        // the widest rule of the families with a runner (the origami kernel's); the
+        // hopper kernel's narrower one is its runner's check
+        if let Some(why) = crate::model::family::origami::dtype_violation(dtype) {
+            return Err(Failure::bad(format!("--dtype: {why}")));
         }
         if RunnerKernel::of_family(&self.family).is_none() && !self.is_auto() {
             return Err(Failure::bad(format!(
@@ -326,7 +327,7 @@ mod tests {
         );
         for (d, f, m, needle) in [
             ("fp8", "origami", "origami", "--dtype"),
-            ("fp32", "origami", "origami", "runs fp16 or bf16"),
+            ("fp32", "origami", "origami", "ask for tf32"),
             (
                 "fp16",
                 "triton",

@@ -45,10 +45,10 @@ pub fn check_problem(p: &Problem) -> Result<(), GemmError> {
     }
 }
 
-/// Whether a config is an instance of the kernel (the family's rule; shared memory
-/// against the GPU's limit is the runner's check).
-pub fn check_config(c: &Config) -> Result<(), GemmError> {
-    match origami::config_violation(c) {
+/// Whether a config is an instance of the kernel for an input type (the family's rule;
+/// shared memory against the GPU's limit is the runner's check).
+pub fn check_config(c: &Config, dtype: Dtype) -> Result<(), GemmError> {
+    match origami::config_violation_for(c, dtype) {
         Some(why) => Err(GemmError::BadInput(format!("config {c}: {why}"))),
         None => Ok(()),
     }
@@ -63,8 +63,8 @@ pub fn check_launch(c: &Config, p: &Problem) -> Result<(), GemmError> {
 }
 
 /// Shared memory of one CTA, bytes (the family's formula, the kernel's SMEM_BYTES).
-pub fn smem_bytes(c: &Config) -> u64 {
-    origami::smem_bytes(c)
+pub fn smem_bytes(c: &Config, dtype: Dtype) -> u64 {
+    origami::smem_bytes(c, dtype)
 }
 
 /// The module to load for a config: csrc/gemm.cu with the family's defines.
@@ -87,7 +87,7 @@ pub fn instance_key(c: &Config) -> Config {
 /// Grid, block and dynamic shared memory of a launch.
 pub fn launch_dims(c: &Config, p: &Problem) -> LaunchDims {
     let grid = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
-    LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c) as u32)
+    LaunchDims::linear(grid as u32, c.num_warps * 32).with_smem(smem_bytes(c, p.dtype) as u32)
 }
 
 /// Bytes of A, B and C of a problem.
@@ -165,15 +165,17 @@ mod tests {
 
     #[test]
     fn validity_rule_is_the_familys() {
-        let e = check_config(&cfg("32x32x16,w8,s2"))
+        let e = check_config(&cfg("32x32x16,w8,s2"), Dtype::Fp16)
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("config 32x32x16,g1,w8,s2: warp tile 8x16"),
             "{e}"
         );
-        assert!(check_config(&cfg("32x32x16,w4,s2")).is_ok());
-        assert!(check_config(&cfg("64x64x64,w4,s5")).is_err());
+        assert!(check_config(&cfg("32x32x16,w4,s2"), Dtype::Fp16).is_ok());
+        assert!(check_config(&cfg("64x64x64,w4,s5"), Dtype::Fp16).is_err());
+        assert!(check_config(&cfg("64x64x128,w4,s2"), Dtype::Fp16).is_ok());
+        assert!(check_config(&cfg("64x64x128,w4,s2"), Dtype::Tf32).is_err());
         assert!(check_dtype(Dtype::Fp32).is_err());
     }
 

@@ -147,7 +147,7 @@ impl GemmBench for MockBench {
                 Ok(InstanceInfo {
                     registers: 64 + (c.block_m * c.block_n / (c.num_warps * 16)).min(191) as i32,
                     local_bytes: 0,
-                    smem_bytes: smem_bytes(&key) as u32,
+                    smem_bytes: smem_bytes(&key, self.dtype) as u32,
                 })
             };
             if let Err(e) = &r {

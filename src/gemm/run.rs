@@ -32,11 +32,12 @@ impl RunChoice {
         configs: &[String],
         top: Option<usize>,
         kind: RunnerKernel,
+        dtype: Dtype,
     ) -> Result<RunChoice, Failure> {
         let mut given = Vec::new();
         for c in configs {
             let c = parse_config(c).map_err(|e| Failure::bad(format!("--config: {e}")))?;
-            kind.check_config(&c)?;
+            kind.check_config(&c, dtype)?;
             given.push(c);
         }
         if top == Some(0) {
@@ -332,12 +333,13 @@ mod tests {
     #[test]
     fn flags_become_a_choice_and_a_problem() {
         assert_eq!(
-            RunChoice::from_flags(&[], None, RunnerKernel::Origami),
+            RunChoice::from_flags(&[], None, RunnerKernel::Origami, Dtype::Fp16),
             Ok(RunChoice::Model { top: None })
         );
-        assert!(RunChoice::from_flags(&[], Some(0), RunnerKernel::Origami).is_err());
+        assert!(RunChoice::from_flags(&[], Some(0), RunnerKernel::Origami, Dtype::Fp16).is_err());
         let bad =
-            RunChoice::from_flags(&["64x64".into()], None, RunnerKernel::Origami).unwrap_err();
+            RunChoice::from_flags(&["64x64".into()], None, RunnerKernel::Origami, Dtype::Fp16)
+                .unwrap_err();
         assert!(bad.msg.starts_with("--config"), "{bad}");
         let e = problem_of("64", "64", "100", Dtype::Fp16, RunnerKernel::Origami).unwrap_err();
         assert!(e.msg.contains("multiple of 8"), "{e}");

@@ -69,10 +69,10 @@ impl RunnerKernel {
         }
     }
 
-    /// Whether a config is an instance of this kernel.
-    pub fn check_config(self, c: &Config) -> Result<(), GemmError> {
+    /// Whether a config is an instance of this kernel for an input type.
+    pub fn check_config(self, c: &Config, dtype: Dtype) -> Result<(), GemmError> {
         match self {
-            RunnerKernel::Origami => super::kernel::check_config(c),
+            RunnerKernel::Origami => super::kernel::check_config(c, dtype),
             RunnerKernel::Hopper => hopper_kernel::check_config(c),
         }
     }
@@ -93,9 +93,9 @@ impl RunnerKernel {
         }
     }
 
-    fn smem_bytes(self, c: &Config) -> u64 {
+    fn smem_bytes(self, c: &Config, dtype: Dtype) -> u64 {
         match self {
-            RunnerKernel::Origami => smem_bytes(c),
+            RunnerKernel::Origami => smem_bytes(c, dtype),
             RunnerKernel::Hopper => hopper_kernel::smem_bytes(c),
         }
     }
@@ -148,8 +148,20 @@ pub struct Runner {
     kind: RunnerKernel,
 }
 
-fn bf16_flag(d: Dtype) -> i32 {
-    i32::from(d == Dtype::Bf16)
+/// The helper kernels' element kind (src/gemm/util_kernels.cu): 0 fp16, 1 bf16, 2 fp32
+/// (the storage of tf32 problems).
+fn element_kind(d: Dtype) -> i32 {
+    match d {
+        Dtype::Bf16 => 1,
+        Dtype::Tf32 => 2,
+        _ => 0,
+    }
+}
+
+/// 16-bit slots of device memory per element: the buffers are `u16` whatever the type
+/// (2 slots per fp32 element of a tf32 problem).
+fn slots_per_element(d: Dtype) -> usize {
+    (d.bits() / 16).max(1) as usize
 }
 
 /// Warm the NVRTC disk cache for `specs` with `threads` threads (NVRTC is thread-safe per
@@ -274,8 +286,8 @@ impl Runner {
 
     fn load_instance(&self, c: &Config) -> Result<Instance, GemmError> {
         let kind = self.kind;
-        kind.check_config(c)?;
-        let want = kind.smem_bytes(c);
+        kind.check_config(c, self.dtype)?;
+        let want = kind.smem_bytes(c, self.dtype);
         let max = self.gpu.props().smem_per_block_optin_bytes;
         if want > max {
             return Err(GemmError::BadInput(format!(
@@ -338,10 +350,11 @@ impl Runner {
             )));
         }
         let rotation = rotation_copies(p, self.gpu.props().l2_bytes);
+        let e = slots_per_element(p.dtype);
         let (mk, nk, mn) = (
-            (p.m * p.k) as usize,
-            (p.n * p.k) as usize,
-            (p.m * p.n) as usize,
+            (p.m * p.k) as usize * e,
+            (p.n * p.k) as usize * e,
+            (p.m * p.n) as usize * e,
         );
         let mut data = ShapeData {
             problem: *p,
@@ -424,9 +437,9 @@ impl Runner {
             LaunchDims::linear(2048, 256),
             KernelArgs::new()
                 .buf(buf)
-                .u64(buf.len() as u64)
+                .u64((buf.len() / slots_per_element(self.dtype)) as u64)
                 .u64(seed)
-                .i32(bf16_flag(self.dtype)),
+                .i32(element_kind(self.dtype)),
         )?;
         Ok(())
     }
@@ -471,9 +484,9 @@ impl Runner {
             KernelArgs::new()
                 .buf(&data.c[0])
                 .buf(&data.reference)
-                .u64(data.c[0].len() as u64)
+                .u64((data.c[0].len() / slots_per_element(self.dtype)) as u64)
                 .buf(&data.acc)
-                .i32(bf16_flag(self.dtype)),
+                .i32(element_kind(self.dtype)),
         )?;
         let acc = self.gpu.download(&data.acc)?;
         Ok((
@@ -874,5 +887,22 @@ impl BatchTimer for CublasTimer<'_> {
             })?
         };
         Ok(ms / f64::from(reps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_hold_each_type_in_16_bit_slots() {
+        // the helper kernels' kinds (src/gemm/util_kernels.cu)
+        assert_eq!(element_kind(Dtype::Fp16), 0);
+        assert_eq!(element_kind(Dtype::Bf16), 1);
+        assert_eq!(element_kind(Dtype::Tf32), 2);
+        // an fp32 element of a tf32 problem takes two u16 slots
+        assert_eq!(slots_per_element(Dtype::Fp16), 1);
+        assert_eq!(slots_per_element(Dtype::Bf16), 1);
+        assert_eq!(slots_per_element(Dtype::Tf32), 2);
     }
 }

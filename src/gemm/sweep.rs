@@ -216,7 +216,7 @@ impl ConfigRow {
             registers: None,
             local_bytes: None,
             spills: None,
-            smem_bytes: super::kernel::smem_bytes(&c),
+            smem_bytes: super::kernel::smem_bytes(&c, p.dtype),
             rel_err: None,
             passed: 0,
             note: String::new(),

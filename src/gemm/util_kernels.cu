@@ -2,7 +2,8 @@
 // header: fresh random inputs, the NaN poison of C, and the relative Frobenius error of C
 // against cuBLAS's result. The same three jobs as the development harness's fill_random /
 // fill_u16 / rel_err (scripts/gemm_dev/harness.cu, in git history up to commit c051717),
-// written here for 16-bit storage with PTX conversions.
+// written here for 16-bit storage with PTX conversions, and for fp32 storage (the tf32
+// problems). `kind`: 0 fp16, 1 bf16, 2 fp32; `n` counts elements of that kind.
 
 __device__ __forceinline__ float hash_uniform(unsigned long long seed, unsigned long long i) {
   unsigned long long x = seed ^ (i * 0x9E3779B97F4A7C15ull);
@@ -31,15 +32,28 @@ __device__ __forceinline__ float f16_to_f32(unsigned short u, int bf16) {
   return f;
 }
 
-// Uniform [-1, 1] values, a new sequence for each seed.
-extern "C" __global__ void origami_fill_random(unsigned short* p, long long n,
-                                               unsigned long long seed, int bf16) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x)
-    p[i] = f32_to_16(hash_uniform(seed, i), bf16);
+// Element i of a buffer of `kind`.
+__device__ __forceinline__ float load_elem(const unsigned short* p, long long i, int kind) {
+  if (kind == 2) return reinterpret_cast<const float*>(p)[i];
+  return f16_to_f32(p[i], kind);
 }
 
-// Every element set to `v` (0xFFFF is a NaN in fp16 and in bf16).
+// Uniform [-1, 1] values, a new sequence for each seed.
+extern "C" __global__ void origami_fill_random(unsigned short* p, long long n,
+                                               unsigned long long seed, int kind) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const float v = hash_uniform(seed, i);
+    if (kind == 2) {
+      reinterpret_cast<float*>(p)[i] = v;
+    } else {
+      p[i] = f32_to_16(v, kind);
+    }
+  }
+}
+
+// Every 16-bit slot set to `v` (0xFFFF is a NaN in fp16 and in bf16, and two of them
+// 0xFFFFFFFF, a NaN in fp32).
 extern "C" __global__ void origami_fill_u16(unsigned short* p, long long n, unsigned int v) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
@@ -48,11 +62,11 @@ extern "C" __global__ void origami_fill_u16(unsigned short* p, long long n, unsi
 
 // out[0] += sum (c - r)^2 over finite c, out[1] += sum r^2, out[2] += count of non-finite c.
 extern "C" __global__ void origami_rel_err(const unsigned short* c, const unsigned short* r,
-                                           long long n, double* out, int bf16) {
+                                           long long n, double* out, int kind) {
   double d2 = 0, r2 = 0, bad = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
-    float cv = f16_to_f32(c[i], bf16), rv = f16_to_f32(r[i], bf16);
+    float cv = load_elem(c, i, kind), rv = load_elem(r, i, kind);
     if ((__float_as_uint(cv) & 0x7f800000u) == 0x7f800000u) {
       bad += 1;
     } else {

@@ -1,6 +1,7 @@
 //! cuBLAS as the GEMM runner's reference and baseline: `cublasGemmEx` in the TN layout of
 //! `csrc/gemm.cu` (A row-major M×K, B stored N×K, C row-major M×N), fp16 or bf16 inputs
-//! and output, fp32 compute (`CUBLAS_COMPUTE_32F`, `CUBLAS_GEMM_DEFAULT`): the same call as
+//! and output with fp32 compute (`CUBLAS_COMPUTE_32F`), or fp32 data with TF32 products
+//! for tf32 (`CUBLAS_COMPUTE_32F_FAST_TF32`), `CUBLAS_GEMM_DEFAULT`: the same call as
 //! the development harness (`scripts/gemm_dev/harness.cu`, in git history up to commit
 //! c051717).
 //!
@@ -56,7 +57,18 @@ pub fn cuda_dtype(d: Dtype) -> Option<cbs::cudaDataType> {
     match d {
         Dtype::Fp16 => Some(cbs::cudaDataType::CUDA_R_16F),
         Dtype::Bf16 => Some(cbs::cudaDataType::CUDA_R_16BF),
+        Dtype::Tf32 => Some(cbs::cudaDataType::CUDA_R_32F),
         _ => None,
+    }
+}
+
+/// cuBLAS's compute type for an input type: fp32 accumulation, and for tf32 (fp32
+/// storage) products of operands rounded to TF32 (`CUBLAS_COMPUTE_32F_FAST_TF32`).
+pub fn compute_type(d: Dtype) -> cbs::cublasComputeType_t {
+    if d == Dtype::Tf32 {
+        cbs::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
+    } else {
+        cbs::cublasComputeType_t::CUBLAS_COMPUTE_32F
     }
 }
 
@@ -113,7 +125,7 @@ impl Cublas {
     ) -> Result<(), GpuError> {
         let dt = cuda_dtype(dtype).ok_or_else(|| {
             GpuError::Unsupported(format!(
-                "the cuBLAS reference takes fp16 or bf16, not {dtype}"
+                "the cuBLAS reference takes fp16, bf16 or tf32, not {dtype}"
             ))
         })?;
         let dim = |v: u64, what: &str| {
@@ -148,7 +160,7 @@ impl Cublas {
                 c as *mut _,
                 dt,
                 ni,
-                cbs::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                compute_type(dtype),
                 cbs::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
             )
         }
@@ -189,5 +201,25 @@ impl Cublas {
         let g = g?
             .ok_or_else(|| GpuError::Unsupported("cuBLAS graph capture recorded nothing".into()))?;
         Ok(CublasGraph { g })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tf32_is_fp32_storage_with_tf32_products() {
+        assert_eq!(cuda_dtype(Dtype::Tf32), Some(cbs::cudaDataType::CUDA_R_32F));
+        assert_eq!(
+            compute_type(Dtype::Tf32),
+            cbs::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32
+        );
+        assert_eq!(
+            compute_type(Dtype::Bf16),
+            cbs::cublasComputeType_t::CUBLAS_COMPUTE_32F
+        );
+        // plain fp32 (no TF32) has no reference: the family refuses it
+        assert_eq!(cuda_dtype(Dtype::Fp32), None);
     }
 }

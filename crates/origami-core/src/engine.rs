@@ -111,7 +111,7 @@ pub struct Engine {
     set: FamilySet,
     setups: Vec<Setup>,
     /// Per member, per input type of [`SELECT_DTYPES`].
-    selectors: Vec<[OnceLock<Built>; 4]>,
+    selectors: Vec<[OnceLock<Built>; SELECT_DTYPES.len()]>,
     cache: Mutex<Lru<(u64, u64, u64, Dtype), Pick>>,
     notice: Option<String>,
 }

@@ -33,14 +33,20 @@ use crate::setup::{setup, setup_announcing, variant_named, Setup, SetupError, Se
 pub const DEFAULT_TOP: usize = 5;
 
 /// The input types the selector ranks configs for.
-pub const SELECT_DTYPES: [Dtype; 4] = [Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
+pub const SELECT_DTYPES: [Dtype; 5] = [
+    Dtype::Fp16,
+    Dtype::Bf16,
+    Dtype::Fp8E4m3,
+    Dtype::Fp32,
+    Dtype::Tf32,
+];
 
 /// Why a pick could not be made or written.
 #[derive(Debug, thiserror::Error)]
 pub enum PickError {
     #[error("--dtype: {0}")]
     Dtype(#[from] UnknownDtype),
-    #[error("--dtype: {0} is not supported by origami-select (use fp16, bf16, fp8, fp32)")]
+    #[error("--dtype: {0} is not supported by origami-select (use fp16, bf16, fp8, fp32, tf32)")]
     UnsupportedDtype(Dtype),
     #[error("unexpected argument '{0}' found; see --help")]
     UnknownFlag(String),

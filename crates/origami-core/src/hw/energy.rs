@@ -24,6 +24,9 @@ pub struct EnergyCosts {
     pub pj_per_dram_byte: f64,
     /// Per wgmma FLOP, its shared-memory operand reads included (Hopper), pJ.
     pub pj_per_flop_wgmma: Option<f64>,
+    /// Per tensor-core FLOP of mma.sync m16n8k8 tf32 (the origami kernel's fp32 path;
+    /// compute capability 8.0 and later, `energy_mma_tf32_pj_per_flop`), pJ.
+    pub pj_per_flop_tf32: Option<f64>,
     /// Per byte a TMA box copy moves from L2 into shared memory (Hopper), pJ.
     pub pj_per_tma_l2_byte: Option<f64>,
     /// Per byte of a TMA copy from DRAM beyond its L2 crossing (Hopper), pJ.
@@ -73,6 +76,10 @@ pub fn cost_above(pj: f64, rate: f64, active_above_static_w: f64) -> f64 {
     }
     ((pj * 1e-12 * rate - active_above_static_w).max(0.0) / rate * 1e12).max(0.0)
 }
+
+/// The tf32 mma.sync cost's measurement name (optional: documents measured before it had
+/// none; a tf32 launch then prices its FLOP at the f16 cost).
+pub const TF32_COST_NAME: &str = "energy_mma_tf32_pj_per_flop";
 
 /// The costs of Hopper's wgmma and TMA path, when measured (compute capability 9.0).
 pub const HOPPER_COST_NAMES: [&str; 3] = [
@@ -169,6 +176,7 @@ impl EnergyCosts {
         Ok(EnergyCosts {
             pj_per_flop_wgmma: optional(HOPPER_COST_NAMES[0])?
                 .map(|v| net(HOPPER_COST_NAMES[0], v, true)),
+            pj_per_flop_tf32: optional(TF32_COST_NAME)?.map(|v| net(TF32_COST_NAME, v, true)),
             pj_per_tma_l2_byte: tma_l2,
             pj_per_tma_dram_byte: tma_dram.map(|v| v.max(0.0)),
             static_w,
@@ -286,6 +294,12 @@ mod tests {
         assert!((c.pj_per_flop - 0.6).abs() < 1e-12, "{c:?}");
         assert!((c.pj_per_l2_byte - 15.0).abs() < 1e-9, "{c:?}");
         assert_eq!(c.dvfs_exponent, DVFS_EXPONENT);
+        assert_eq!(c.pj_per_flop_tf32, None);
+        // tf32's cost, when measured, is taken above the active power as the f16 one
+        add(&mut doc, "energy_mma_tf32_pj_per_flop", 2.0, Some(2.5e14));
+        let t = EnergyCosts::from_doc(&doc, "x").unwrap();
+        // 2 pJ x 2.5e14 = 500 W, 200 W of it active: 1.2 pJ
+        assert!((t.pj_per_flop_tf32.unwrap() - 1.2).abs() < 1e-12, "{t:?}");
         // a non-finite cost is refused with its name
         let i = doc
             .measurements

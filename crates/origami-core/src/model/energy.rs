@@ -51,6 +51,9 @@ pub struct Traffic {
     pub dram_bytes: f64,
     /// The MMAs are wgmma (shared-memory operands).
     pub wgmma: bool,
+    /// The MMAs are mma.sync on TF32 (fp32 data): `EnergyCosts::pj_per_flop_tf32` when
+    /// measured.
+    pub tf32: bool,
     /// The loads are TMA box copies (L2 to shared memory, no registers).
     pub tma: bool,
     /// The share of the GPU's SMs that hold work (CTAs over SMs, at most 1): they draw
@@ -86,6 +89,7 @@ impl Traffic {
             store_bytes: c_bytes + partial,
             dram_bytes: b.dram_bytes,
             wgmma,
+            tf32: p.dtype == crate::dtype::Dtype::Tf32,
             tma,
             active_sms: (b.tiles as f64 / f64::from(sms.max(1))).min(1.0),
         }
@@ -96,9 +100,13 @@ impl Traffic {
 /// and TMA where the kernel uses them and the costs were measured; else mma.sync and the
 /// SM's load path: L2 into the SM, then the shared-memory write).
 pub fn dynamic_pj(costs: &EnergyCosts, t: &Traffic) -> f64 {
+    let mma_sync = match (t.tf32, costs.pj_per_flop_tf32) {
+        (true, Some(e)) => e,
+        _ => costs.pj_per_flop,
+    };
     let tensor = match (t.wgmma, costs.pj_per_flop_wgmma) {
         (true, Some(e)) => t.tensor_flop * e,
-        _ => t.tensor_flop * costs.pj_per_flop + t.fragment_bytes * costs.pj_per_smem_byte,
+        _ => t.tensor_flop * mma_sync + t.fragment_bytes * costs.pj_per_smem_byte,
     };
     let loads = match (t.tma, costs.pj_per_tma_l2_byte, costs.pj_per_tma_dram_byte) {
         (true, Some(l2), Some(dram)) => t.load_bytes * l2 + t.dram_bytes * dram,
@@ -200,6 +208,7 @@ mod tests {
             pj_per_l2_byte: 2.0,
             pj_per_dram_byte: 10.0,
             pj_per_flop_wgmma: None,
+            pj_per_flop_tf32: None,
             pj_per_tma_l2_byte: None,
             pj_per_tma_dram_byte: None,
             active_w: None,
@@ -217,9 +226,24 @@ mod tests {
             store_bytes: store,
             dram_bytes: dram,
             wgmma: false,
+            tf32: false,
             tma: false,
             active_sms: 1.0,
         }
+    }
+
+    #[test]
+    fn tf32_flop_at_its_own_cost_when_measured() {
+        let mut c = costs();
+        let mut t = traffic(1e9, 0.0, 2e6, 0.0, 0.0);
+        t.tf32 = true;
+        // not measured: the f16 cost
+        assert!((dynamic_pj(&c, &t) - (0.5e9 + 2e6)).abs() < 1e-3);
+        c.pj_per_flop_tf32 = Some(1.25);
+        assert!((dynamic_pj(&c, &t) - (1.25e9 + 2e6)).abs() < 1e-3);
+        // an f16 launch keeps the f16 cost
+        t.tf32 = false;
+        assert!((dynamic_pj(&c, &t) - (0.5e9 + 2e6)).abs() < 1e-3);
     }
 
     #[test]

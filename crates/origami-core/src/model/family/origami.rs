@@ -1,9 +1,10 @@
 //! The `origami` kernel family: the project's own mma.sync GEMM (`csrc/gemm.cu`, documented
 //! in docs/gemm-kernel.md). This file is the one owner of that kernel's config rule: its
 //! tiles and launches, its warp grid, its shared-memory formula (cp.async ring or epilogue
-//! C tile, whichever is larger), which configs are valid and why not, which problems the
-//! kernel can run (K a multiple of 8, sizes within `int`), and the `-D` defines
-//! an instance is compiled with. The runner (`gemm::kernel`), the selector and the scripts
+//! C tile, whichever is larger), which configs are valid and why not, which input types
+//! and problems the kernel can run (fp16, bf16, or fp32 data through TF32 tensor cores;
+//! rows in whole 16-byte chunks, sizes within `int`), and the `-D` defines an instance is
+//! compiled with. The runner (`gemm::kernel`), the selector and the scripts
 //! (through `origami-bench configs`, see `config_list`) ask it; csrc/gemm.cu only guards
 //! the defines it is given. Registers and spills come from ptxas (`register_table`): a
 //! config whose compiled kernel has a stack frame (spills) is never picked.
@@ -32,15 +33,34 @@ pub const NUM_WARPS: [u32; 2] = [4, 8];
 /// num_stages values (depth of the cp.async ring).
 pub const NUM_STAGES: [u32; 3] = [2, 3, 4];
 
-/// Bytes of one element of A, B and C (fp16 or bf16).
-const ELEMENT_BYTES: u64 = 2;
 /// Bytes of one cp.async chunk: rows of A and B are loaded 16 bytes at a time.
 const CHUNK_BYTES: u64 = 16;
-/// K must be a multiple of this many elements (one chunk), so that every chunk of a row is
-/// wholly inside or outside the matrix.
-pub const K_MULTIPLE: u64 = CHUNK_BYTES / ELEMENT_BYTES;
-/// Largest M, N or K: the kernel takes them as `int`.
+/// Largest M, N or K: the kernel takes them as `int` (K of TF32 is doubled inside: at most
+/// half of this, [`max_k`]).
 pub const MAX_KERNEL_DIM: u64 = i32::MAX as u64;
+/// BLOCK_K values of TF32: rows of at most 256 bytes, as the 16-bit types' (the kernel's
+/// copy loop covers whole swizzle periods of rows only up to that width with 4 warps).
+pub const BLOCK_K_TF32: [u32; 3] = [16, 32, 64];
+
+/// Bytes of one element of A, B and C: 2 for fp16 and bf16, 4 for TF32 (fp32 storage).
+pub fn element_bytes(dtype: Dtype) -> u64 {
+    if dtype == Dtype::Tf32 {
+        4
+    } else {
+        2
+    }
+}
+
+/// K must be a multiple of this many elements (one 16-byte chunk: 8 of fp16 or bf16, 4 of
+/// TF32), so that every chunk of a row is wholly inside or outside the matrix.
+pub fn k_multiple(dtype: Dtype) -> u64 {
+    CHUNK_BYTES / element_bytes(dtype)
+}
+
+/// Largest K: the kernel addresses rows in 16-bit units, K x (element bytes / 2) of them.
+pub fn max_k(dtype: Dtype) -> u64 {
+    MAX_KERNEL_DIM / (element_bytes(dtype) / 2)
+}
 /// Elements of padding per row of the epilogue's C tile in shared memory.
 const EPILOGUE_ROW_PAD: u32 = 8;
 /// A warp tile's rows and columns are whole m16 / n16 MMA fragments.
@@ -88,25 +108,43 @@ pub fn warp_grid(c: &Config) -> (u32, u32) {
 }
 
 /// Shared memory of one CTA, bytes (the kernel's SMEM_BYTES, which the runner checks
-/// against the module's `origami_gemm_smem_bytes`): max(stages x (BM + BN) x BK x 2,
-/// BM x (BN + 8) x 2), the cp.async ring or the epilogue's C tile when larger.
-pub fn smem_bytes(c: &Config) -> u64 {
-    let ring = u64::from(c.num_stages)
-        * u64::from(c.block_m + c.block_n)
-        * u64::from(c.block_k)
-        * ELEMENT_BYTES;
-    let epilogue = u64::from(c.block_m) * u64::from(c.block_n + EPILOGUE_ROW_PAD) * ELEMENT_BYTES;
+/// against the module's `origami_gemm_smem_bytes`): max(stages x (BM + BN) x BK x e,
+/// BM x (BN + 8) x e), the cp.async ring or the epilogue's C tile when larger, with e the
+/// element's bytes ([`element_bytes`]: C has the inputs' type).
+pub fn smem_bytes(c: &Config, dtype: Dtype) -> u64 {
+    let e = element_bytes(dtype);
+    let ring =
+        u64::from(c.num_stages) * u64::from(c.block_m + c.block_n) * u64::from(c.block_k) * e;
+    let epilogue = u64::from(c.block_m) * u64::from(c.block_n + EPILOGUE_ROW_PAD) * e;
     ring.max(epilogue)
 }
 
-/// Why the kernel cannot take this input type, if so.
+/// Why the kernel cannot take this input type, if so: fp16 and bf16, or fp32 data through
+/// TF32 tensor cores (`tf32`: fp32 A, B and C, operands rounded to TF32, fp32
+/// accumulation, as cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32).
 pub fn dtype_violation(dtype: Dtype) -> Option<String> {
     match dtype {
-        Dtype::Fp16 | Dtype::Bf16 => None,
+        Dtype::Fp16 | Dtype::Bf16 | Dtype::Tf32 => None,
+        Dtype::Fp32 => Some(
+            "the origami kernel runs fp32 data on TF32 tensor cores only: ask for tf32 (fp32 A, B and C, TF32 products, fp32 accumulation)".into(),
+        ),
         other => Some(format!(
-            "the origami kernel takes fp16 or bf16 inputs, not {other}"
+            "the origami kernel takes fp16, bf16 or tf32 inputs, not {other}"
         )),
     }
+}
+
+/// Why a config is not an instance of the kernel for this input type, if so: the rule of
+/// [`config_violation`], and BLOCK_K of TF32 at most 64 ([`BLOCK_K_TF32`]).
+pub fn config_violation_for(c: &Config, dtype: Dtype) -> Option<String> {
+    config_violation(c).or_else(|| {
+        (dtype == Dtype::Tf32 && !BLOCK_K_TF32.contains(&c.block_k)).then(|| {
+            format!(
+                "BLOCK_K of tf32 must be {} (rows of at most 256 bytes)",
+                one_of(&BLOCK_K_TF32)
+            )
+        })
+    })
 }
 
 /// Why the kernel cannot run a problem, if so (the alignment rule of docs/gemm-kernel.md,
@@ -114,17 +152,22 @@ pub fn dtype_violation(dtype: Dtype) -> Option<String> {
 /// and the selector (`KernelFamily::problem_violation`) both apply. The input type is
 /// [`dtype_violation`]'s.
 pub fn problem_violation(p: &Problem) -> Option<String> {
-    if p.k % K_MULTIPLE != 0 {
+    let multiple = k_multiple(p.dtype);
+    if p.k % multiple != 0 {
         return Some(format!(
-            "K = {} is not a multiple of {K_MULTIPLE}: the origami kernel loads rows of A and B in {CHUNK_BYTES}-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to {}",
+            "K = {} is not a multiple of {multiple}: the origami kernel loads rows of A and B in {CHUNK_BYTES}-byte chunks (docs/gemm-kernel.md, alignment rule); pad K to {}",
             p.k,
-            p.k.div_ceil(K_MULTIPLE) * K_MULTIPLE
+            p.k.div_ceil(multiple) * multiple
         ));
     }
-    for (name, v) in [("M", p.m), ("N", p.n), ("K", p.k)] {
-        if v > MAX_KERNEL_DIM {
+    for (name, v, max) in [
+        ("M", p.m, MAX_KERNEL_DIM),
+        ("N", p.n, MAX_KERNEL_DIM),
+        ("K", p.k, max_k(p.dtype)),
+    ] {
+        if v > max {
             return Some(format!(
-                "{name} = {v} does not fit the kernel's int argument (at most {MAX_KERNEL_DIM})"
+                "{name} = {v} does not fit the kernel's int argument (at most {max})"
             ));
         }
     }
@@ -211,8 +254,10 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
         ("NUM_STAGES", Some(c.num_stages)),
         ("WARPS_M", Some(warp_grid(c).0)),
     ];
-    if dtype == Dtype::Bf16 {
-        v.push(("DTYPE_BF16", None));
+    match dtype {
+        Dtype::Bf16 => v.push(("DTYPE_BF16", None)),
+        Dtype::Tf32 => v.push(("DTYPE_TF32", None)),
+        _ => {}
     }
     if c.switches.cache_all {
         v.push(("CACHE_ALL", None));
@@ -236,8 +281,8 @@ impl KernelFamily for OrigamiFamily {
     fn launches(&self) -> Vec<(u32, u32)> {
         launches()
     }
-    fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
-        smem_bytes(c)
+    fn smem_bytes(&self, c: &Config, dtype: Dtype) -> u64 {
+        smem_bytes(c, dtype)
     }
     fn registers(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<u32> {
         compiled_resources(c, dtype, gpu).map(|r| r.registers)
@@ -251,10 +296,10 @@ impl KernelFamily for OrigamiFamily {
         warp_grid(c)
     }
     fn problem_violation(&self, p: &Problem) -> Option<String> {
-        problem_violation(p)
+        dtype_violation(p.dtype).or_else(|| problem_violation(p))
     }
     fn invalid_reason(&self, c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<String> {
-        if let Some(why) = dtype_violation(dtype).or_else(|| config_violation(c)) {
+        if let Some(why) = dtype_violation(dtype).or_else(|| config_violation_for(c, dtype)) {
             return Some(why);
         }
         match compiled_resources(c, dtype, gpu) {
@@ -340,7 +385,24 @@ mod tests {
             .iter()
             .all(|c| c.block_m == 32 && c.block_n == 32 && c.num_warps == 8));
         assert!(dtype_violation(Dtype::Bf16).is_none());
-        assert!(dtype_violation(Dtype::Fp32).is_some());
+        assert!(dtype_violation(Dtype::Tf32).is_none());
+        assert!(dtype_violation(Dtype::Fp32)
+            .unwrap()
+            .contains("ask for tf32"));
+        assert!(dtype_violation(Dtype::Fp8E4m3).is_some());
+        // TF32 rows are at most 256 bytes: BLOCK_K 128 is refused for it only
+        assert_eq!(
+            config_violation_for(&cfg("64x64x128,w4,s2"), Dtype::Fp16),
+            None
+        );
+        assert_eq!(
+            config_violation_for(&cfg("64x64x128,w4,s2"), Dtype::Tf32).as_deref(),
+            Some("BLOCK_K of tf32 must be 16, 32 or 64 (rows of at most 256 bytes)")
+        );
+        assert_eq!(
+            config_violation_for(&cfg("64x64x64,w4,s2"), Dtype::Tf32),
+            None
+        );
     }
 
     #[test]
@@ -370,6 +432,16 @@ mod tests {
         assert!(problem_violation(&p(1, 1, 1 << 31))
             .unwrap()
             .starts_with("K = 2147483648"));
+        // TF32: 16-byte chunks are 4 elements, and K is doubled inside the kernel
+        let t = |k| Problem::new(1, 1, k, Dtype::Tf32).unwrap();
+        assert_eq!(problem_violation(&t(4)), None);
+        assert!(problem_violation(&t(6))
+            .unwrap()
+            .contains("not a multiple of 4"));
+        assert_eq!(problem_violation(&t(max_k(Dtype::Tf32) / 4 * 4)), None);
+        assert!(problem_violation(&t(1 << 30))
+            .unwrap()
+            .ends_with("(at most 1073741823)"));
         // The family answers with the same rule; the others take any size.
         assert_eq!(
             OrigamiFamily.problem_violation(&p(128, 128, 7)),
@@ -383,8 +455,23 @@ mod tests {
 
     #[test]
     fn smem_formula() {
-        assert_eq!(smem_bytes(&cfg("128x256x64,w8,s3")), 3 * 384 * 64 * 2);
-        assert_eq!(smem_bytes(&cfg("256x256x16,w8,s2")), 256 * 264 * 2);
+        assert_eq!(
+            smem_bytes(&cfg("128x256x64,w8,s3"), Dtype::Fp16),
+            3 * 384 * 64 * 2
+        );
+        assert_eq!(
+            smem_bytes(&cfg("256x256x16,w8,s2"), Dtype::Bf16),
+            256 * 264 * 2
+        );
+        // TF32: 4-byte elements in the ring and in the epilogue's fp32 C tile
+        assert_eq!(
+            smem_bytes(&cfg("128x256x32,w8,s3"), Dtype::Tf32),
+            3 * 384 * 32 * 4
+        );
+        assert_eq!(
+            smem_bytes(&cfg("256x256x16,w8,s2"), Dtype::Tf32),
+            256 * 264 * 4
+        );
     }
 
     #[test]
@@ -405,10 +492,11 @@ mod tests {
                 split_k: 1,
                 stream_k: false,
             };
-            assert_eq!(smem_bytes(&c), u64::from(n(11)), "{line}");
+            let dtype: Dtype = f[1].parse().unwrap();
+            assert_eq!(smem_bytes(&c, dtype), u64::from(n(11)), "{line}");
             checked += 1;
         }
-        assert_eq!(checked, 3072);
+        assert_eq!(checked, 3 * 4 * 384);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::dtype::Dtype;
 use crate::model::family::smem_over_limit;
 use crate::model::problem::Config;
 
-use super::{config_space, config_violation, defines, dtype_violation, smem_bytes, warp_grid};
+use super::{config_space, config_violation_for, defines, dtype_violation, smem_bytes, warp_grid};
 
 /// The listing's header. No field contains a comma; `defines` (space-separated flags) and
 /// `reason` (empty when valid) contain blanks.
@@ -33,10 +33,10 @@ pub fn config_list_csv(dtype: Dtype, smem_limit_bytes: Option<u64>) -> Result<St
     out.push_str(HEADER);
     out.push('\n');
     for c in config_space() {
-        let smem = smem_bytes(&c);
+        let smem = smem_bytes(&c, dtype);
         let reason = match smem_limit_bytes {
             Some(limit) if smem > limit => Some(smem_over_limit(smem, limit)),
-            _ => config_violation(&c),
+            _ => config_violation_for(&c, dtype),
         };
         let (wm, wn) = warp_grid(&c);
         writeln!(

@@ -1,6 +1,6 @@
 //! The registers and spills of every config of the `origami` family as ptxas reported them
 //! (`data/gemm_registers.csv`, made by `scripts/ptxas-table.sh` for sm_80, sm_86, sm_89 and
-//! sm_90, fp16 and bf16; confirmed on an H200 with cuFuncGetAttribute,
+//! sm_90, fp16, bf16 and tf32; confirmed on an H200 with cuFuncGetAttribute,
 //! docs/gemm-kernel.md). The family never picks a config whose compiled kernel has a
 //! stack frame (spills).
 
@@ -21,10 +21,10 @@ pub struct CompiledResources {
     pub stack_frame_bytes: u32,
 }
 
-type Key = (u32, bool, u32, u32, u32, u32, u32);
+type Key = (u32, Dtype, u32, u32, u32, u32, u32);
 
-/// (arch as 80/86/89/90, bf16?, BM, BN, BK, warps, stages) -> resources; `None` values
-/// are configs the table lists as invalid.
+/// (arch as 80/86/89/90, input type, BM, BN, BK, warps, stages) -> resources; `None`
+/// values are configs the table lists as invalid.
 fn table() -> &'static HashMap<Key, Option<CompiledResources>> {
     static TABLE: OnceLock<HashMap<Key, Option<CompiledResources>>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -68,9 +68,10 @@ pub fn parse_table(text: &str) -> Result<HashMap<Key, Option<CompiledResources>>
             .trim_start_matches("sm_")
             .parse()
             .map_err(|_| format!("line {}: bad arch", n + 2))?;
+        let dtype: Dtype = f[id].parse().map_err(|e| format!("line {}: {e}", n + 2))?;
         let key = (
             arch,
-            f[id] == "bf16",
+            dtype,
             num(ibm)?,
             num(ibn)?,
             num(ibk)?,
@@ -110,7 +111,7 @@ pub fn table_arch(gpu: &GpuDesc) -> u32 {
 pub fn compiled_resources(c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<CompiledResources> {
     let key = (
         table_arch(gpu),
-        dtype == Dtype::Bf16,
+        dtype,
         c.block_m,
         c.block_n,
         c.block_k,
@@ -128,16 +129,18 @@ mod tests {
     #[test]
     fn table_parses_and_counts_match_the_doc() {
         let t = table();
-        assert_eq!(t.len(), 3072);
+        assert_eq!(t.len(), 3 * 4 * 384);
         let valid90 = t
             .iter()
-            .filter(|(k, v)| k.0 == 90 && !k.1 && v.is_some())
+            .filter(|(k, v)| k.0 == 90 && k.1 == Dtype::Fp16 && v.is_some())
             .count();
         assert_eq!(valid90, 342);
         let spill90 = t
             .iter()
             .filter(|(k, v)| {
-                k.0 == 90 && !k.1 && v.map(|r| r.stack_frame_bytes > 0).unwrap_or(false)
+                k.0 == 90
+                    && k.1 == Dtype::Fp16
+                    && v.map(|r| r.stack_frame_bytes > 0).unwrap_or(false)
             })
             .count();
         assert_eq!(spill90, 36);
