@@ -40,3 +40,40 @@ l2_read(const uint4* __restrict__ buf, u32 n_vec, u32 passes, u32* sink, u64* cl
     if (acc == 0x9e3779b9u) sink[tid & 1023u] = acc;
     if (leader) rec.stop(clk);
 }
+
+// SM-limited variant `l2_read_sms` (origami-calibrate --only l2-sms; the L2 counterpart of
+// dram_bw.cu's dram_read_sms): the grid fills every SM, each block reads %smid and exits
+// unless smid < smid_limit (the host picks the limit so that exactly k SMs stay). The
+// surviving blocks pull chunks of `chunk_vec` 16-byte vectors from a global work counter
+// (`counter` zero at launch), `n_vec` vectors in all, and read vector (j & mask) of an
+// L2-resident footprint of mask + 1 vectors, so the k SMs share the work whatever the
+// block-to-SM placement and every byte comes from L2. Each block marks its SM in
+// `sm_mask`. chunk_vec must be a multiple of blockDim.x * L2_UNROLL.
+extern "C" __global__ void __launch_bounds__(512)
+l2_read_sms(const uint4* __restrict__ buf, u32 mask, u64 n_vec, u32 chunk_vec, u32 smid_limit,
+            u32* counter, u32* sm_mask, u32* sink) {
+    __shared__ u32 chunk;
+    const u32 s = origami_smid();
+    if (s >= smid_limit) return;
+    if (threadIdx.x == 0) atomicOr(sm_mask + (s >> 5), 1u << (s & 31u));
+    const u64 n_chunks = (n_vec + chunk_vec - 1) / chunk_vec;
+    u32 acc = 0;
+    for (;;) {
+        if (threadIdx.x == 0) chunk = atomicAdd(counter, 1u);
+        __syncthreads();
+        const u64 c = chunk;
+        __syncthreads();
+        if (c >= n_chunks) break;
+        const u64 lo = c * chunk_vec;
+        for (u64 i = lo + threadIdx.x; i < lo + chunk_vec; i += (u64)blockDim.x * L2_UNROLL) {
+            uint4 v[L2_UNROLL];
+#pragma unroll
+            for (int u = 0; u < L2_UNROLL; ++u) {
+                v[u] = origami_ld_cg(buf + ((i + (u64)u * blockDim.x) & mask));
+            }
+#pragma unroll
+            for (int u = 0; u < L2_UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
+}

@@ -42,6 +42,9 @@ pub enum Bench {
     Dram,
     /// DRAM bandwidth vs active SMs, dram_bw_coeff (csrc/dram_bw.cu).
     DramSms,
+    /// L2 bandwidth vs active SMs, the exponent of the model's L2 share law
+    /// (csrc/l2_bw.cu). Not in the default run.
+    L2Sms,
     /// Pointer-chase latencies (csrc/pointer_chase.cu).
     Latency,
     /// mma.sync latency and throughput (csrc/mma_latency.cu).
@@ -68,7 +71,7 @@ pub enum Bench {
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 12] = [
+    pub const ALL: [Bench; 13] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -78,6 +81,7 @@ impl Bench {
         Bench::L2,
         Bench::Dram,
         Bench::DramSms,
+        Bench::L2Sms,
         Bench::TcRate,
         Bench::Tma,
         Bench::Energy,
@@ -268,7 +272,7 @@ impl<'g> Runner<'g> {
     }
 
     /// The %smid values present, ascending (they need not be 0..sm_count-1).
-    fn smids(&mut self) -> Result<Vec<u32>, CalibError> {
+    pub(super) fn smids(&mut self) -> Result<Vec<u32>, CalibError> {
         let gpu = self.gpu;
         let sms = gpu.props().sm_count;
         let map = self.kernel("dram_bw", "smid_map")?;

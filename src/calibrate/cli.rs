@@ -53,9 +53,11 @@ pub struct Args {
     #[arg(long, default_value = "0")]
     pub device: String,
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
-    /// smem-bw, sync-cost and kloop-cost (on-chip costs), tc-rate (tensor-core throughput
-    /// per SM) and tma (TMA load latency and throughput, compute capability 9.0) measure no
-    /// model parameter yet and run only when named here. energy (idle and static power,
+    /// smem-bw, sync-cost and kloop-cost (on-chip costs), l2-sms (L2 bandwidth against the
+    /// SMs that read), tc-rate (tensor-core throughput per SM) and tma (TMA load latency
+    /// and throughput, compute capability 9.0) feed the calibration-only tier
+    /// (docs/calibration-only.md), not the five parameters, and run only when named here.
+    /// energy (idle and static power,
     /// pJ per tensor-core FLOP and per byte from shared memory, L2 and DRAM, and the power
     /// limit, from NVML's energy counter; on compute capability 9.0 also per wgmma FLOP
     /// and per TMA byte; ~30-40 s) runs only when named here.

@@ -12,6 +12,7 @@
 pub mod assemble;
 pub mod bench;
 pub mod bench_extra;
+pub mod bench_l2_sms;
 pub mod check;
 pub mod cli;
 pub mod fit;
@@ -104,6 +105,10 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.dram(&mut res, has(Bench::Dram), has(Bench::DramSms))?;
             runner.observe_nvml();
         }
+        if has(Bench::L2Sms) {
+            runner.l2_sms(&mut res)?;
+            runner.observe_nvml();
+        }
         if has(Bench::TcRate) {
             runner.tc_rate(&mut res)?;
             runner.observe_nvml();
@@ -173,6 +178,7 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                     sms
                 }
             }
+            Bench::L2Sms => bench_l2_sms::sm_counts(sms as u32, quick).len() as u64,
             // 5 warp counts; 4 N x 2 warpgroup counts of wgmma on 9.0
             Bench::TcRate => {
                 bench::tc::WARPS.len() as u64

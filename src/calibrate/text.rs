@@ -57,11 +57,9 @@ pub fn summary(doc: &HwDoc) -> String {
             "  {:<38} {:>11} {:<7} {:>7} {:>4} {:>11} {:>11}",
             "metric", "median", "unit", "CoV %", "n", "min", "max"
         );
-        for m in doc
-            .measurements
-            .iter()
-            .filter(|m| !m.name.starts_with("dram_read_gbps_sms_"))
-        {
+        for m in doc.measurements.iter().filter(|m| {
+            !m.name.starts_with("dram_read_gbps_sms_") && !m.name.starts_with("l2_read_gbps_sms_")
+        }) {
             let unstable = m.details.get("stable").and_then(|v| v.as_bool()) == Some(false);
             let _ = writeln!(
                 s,
@@ -181,6 +179,25 @@ pub fn summary(doc: &HwDoc) -> String {
             fit("rms_error"),
             fit("max_abs_error"),
             fit("reference_gbps"),
+        );
+        let pts: Vec<String> = c
+            .points
+            .iter()
+            .map(|p| format!("{}:{:.0}", p[0], p[1]))
+            .collect();
+        for chunk in pts.chunks(10) {
+            let _ = writeln!(s, "  {}", chunk.join("  "));
+        }
+    }
+    if let Some(c) = doc.curves.get(super::bench_l2_sms::L2_SMS_CURVE) {
+        let fit = |k: &str| c.fit.get(k).copied().unwrap_or(f64::NAN);
+        let _ = writeln!(
+            s,
+            "\n{}: one SM {:.0} GB/s, 95 % of the GPU's from {:.0} SMs, share exponent {:.3} (from half the SMs up)",
+            super::bench_l2_sms::L2_SMS_CURVE,
+            fit("one_sm_gbps"),
+            fit("saturation_sms"),
+            fit("l2_active_exponent"),
         );
         let pts: Vec<String> = c
             .points

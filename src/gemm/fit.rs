@@ -418,10 +418,11 @@ pub struct FitStep {
     pub score: Score,
 }
 
-/// Coordinate descent: `rounds` passes over the knobs, each knob tried at every ladder
-/// multiple of its current value (0 only for constants that may vanish); a move is kept
-/// when it raises the objective (`Score::objective_with(tau_weight)`) by more than 1e-4.
-/// Returns the state and its steps.
+/// Coordinate descent: `rounds` passes over the knobs (less those in `held`, which keep
+/// their starting value: a measured constant), each knob tried at every ladder multiple of
+/// its current value (0 only for constants that may vanish); a move is kept when it raises
+/// the objective (`Score::objective_with(tau_weight)`) by more than 1e-4. Returns the state
+/// and its steps.
 #[allow(clippy::too_many_arguments)]
 pub fn fit(
     family: &dyn KernelFamily,
@@ -432,6 +433,7 @@ pub fn fit(
     shapes: &[MeasuredShape],
     rounds: usize,
     tau_weight: f64,
+    held: &[String],
 ) -> (FitState, Score, Vec<FitStep>) {
     let eval = |st: &FitState| -> Option<Score> {
         let mc = st.model_constants().ok()?;
@@ -453,6 +455,10 @@ pub fn fit(
             .chain(refit_knobs(scoring))
             .collect(),
     };
+    let knobs: Vec<&str> = knobs
+        .into_iter()
+        .filter(|k| !held.iter().any(|h| h == k))
+        .collect();
     for _ in 0..rounds {
         let mut moved = false;
         for knob in &knobs {
@@ -580,8 +586,29 @@ mod tests {
             &shapes,
             1,
             DEFAULT_TAU_WEIGHT,
+            &[],
         );
         assert!(after.objective() >= before.objective());
+        // every knob held: nothing moves
+        let all: Vec<String> = FIT_PARAMS
+            .iter()
+            .chain(refit_knobs(Scoring::Latency).iter())
+            .chain(refit_knobs(Scoring::Throughput).iter())
+            .map(|k| k.to_string())
+            .collect();
+        let (_, same, steps) = fit(
+            fam,
+            &doc.gpu,
+            Variant::Origami,
+            Dtype::Fp16,
+            start.clone(),
+            &shapes,
+            1,
+            DEFAULT_TAU_WEIGHT,
+            &all,
+        );
+        assert!(steps.is_empty(), "{steps:?}");
+        assert_eq!(same.objective(), before.objective());
         // launches of a tile tie in the data, so the pick's launch may miss by a little
         assert!(after.abf_mean > 0.99, "{after:?}");
         let j = state.override_json(&start);

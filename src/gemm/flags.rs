@@ -266,6 +266,11 @@ pub struct RefitFlags {
     /// Coordinate-descent rounds.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+    /// Knobs the descent leaves at their starting value (comma separated): constants
+    /// measured rather than fitted, e.g. tp_l2_active_exponent from origami-calibrate
+    /// --only l2-sms, set in TRITONBLAS_HW_PARAMS.
+    #[arg(long, value_delimiter = ',')]
+    pub hold: Vec<String>,
     /// Weight of the mean Kendall tau-b in the objective (mean A/BF + this x tau).
     #[arg(long = "tau-weight", default_value_t = super::fit::DEFAULT_TAU_WEIGHT)]
     pub tau_weight: f64,
@@ -299,6 +304,7 @@ impl RefitFlags {
             family: self.family.clone(),
             override_file,
             calibration_only: self.calibration_only,
+            held: self.hold.clone(),
         }
     }
 }

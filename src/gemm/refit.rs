@@ -18,7 +18,7 @@ use crate::setup::{setup, SetupRequest};
 
 use super::fit::{
     fit, measured_shapes, median_time_ratio, prediction_rows, score, score_with, FitState, FitStep,
-    LaunchTable, MeasuredShape, PredictionRow, Score,
+    LaunchTable, MeasuredShape, PredictionRow, Score, FIT_PARAMS,
 };
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
@@ -42,6 +42,8 @@ pub struct RefitRequest {
     /// Start from the calibration-only tier (`hw::calibrated`) of the measured document in
     /// `override_file` (with no rounds: score that tier).
     pub calibration_only: bool,
+    /// Knobs the descent leaves at their starting value (`--hold`).
+    pub held: Vec<String>,
 }
 
 /// The absolute-scale step: `tp_time_scale` from `from` to `to`, the median measured over
@@ -141,6 +143,18 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
             req.tau_weight
         )));
     }
+    let knobs: Vec<&str> = FIT_PARAMS
+        .iter()
+        .chain(crate::constants::refit_knobs(crate::constants::Scoring::Latency).iter())
+        .chain(crate::constants::refit_knobs(crate::constants::Scoring::Throughput).iter())
+        .copied()
+        .collect();
+    if let Some(h) = req.held.iter().find(|h| !knobs.contains(&h.as_str())) {
+        return Err(Failure::bad(format!(
+            "--hold {h}: not a knob of the refit (knobs: {})",
+            knobs.join(", ")
+        )));
+    }
     let (rows, sets) = rows_of(req, dtype)?;
     for s in &req.fit_sets {
         if !sets.contains(s) {
@@ -191,6 +205,7 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
         &fit_shapes,
         req.rounds,
         req.tau_weight,
+        &req.held,
     );
     let scale_step = absolute_scale(
         set.family,

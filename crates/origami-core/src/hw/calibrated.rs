@@ -64,6 +64,17 @@ fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
     ))
 }
 
+/// The exponent of the L2 share law measured by `l2-sms` (the curve's fit), clamped to
+/// [0, 1] (a share that shrinks with fewer SMs, or an aggregate that grows, is outside the
+/// model's law); `None` without the curve.
+fn l2_active_exponent(doc: &HwDoc) -> Option<f64> {
+    doc.curves
+        .get("l2_read_gbps_vs_sms")
+        .and_then(|c| c.fit.get("l2_active_exponent").copied())
+        .filter(|v| v.is_finite())
+        .map(|v| v.clamp(0.0, 1.0))
+}
+
 /// Dense fp16 wgmma: SM cycles per m16n8k16 per tensor core from `tc-rate`'s best rate
 /// (FLOP per SM cycle over N and warpgroups), and the narrowest N at that rate's cost
 /// (`16 x best / rate at N = 16`: a narrower instruction costs as much).
@@ -233,12 +244,6 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "l2_perf_ratio / SMs is the measured per-SM L2 rate",
         ),
         (
-            "tp_l2_active_exponent",
-            0.0,
-            "exponent",
-            "no L2-against-active-SMs measurement: a fixed per-SM share",
-        ),
-        (
             "tp_stage_exponent",
             1.0,
             "exponent",
@@ -277,6 +282,20 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
         ),
     ] {
         put(name, value, unit, why.into());
+    }
+    match l2_active_exponent(doc) {
+        Some(e) => put(
+            "tp_l2_active_exponent",
+            e,
+            "exponent",
+            format!("l2_read_gbps_vs_sms fit {e:.3} (l2-sms: L2 bandwidth against the SMs reading, from half the SMs up)"),
+        ),
+        None => put(
+            "tp_l2_active_exponent",
+            0.0,
+            "exponent",
+            "no L2-against-active-SMs measurement (--only l2-sms): a fixed per-SM share".into(),
+        ),
     }
     match &wgmma {
         Some((_, n, why)) if *n > 0.0 => put(
@@ -357,6 +376,24 @@ mod tests {
         assert!((get(&c, "wgmma_speedup") - warp / 4.0).abs() < 1e-9);
         assert!((get(&c, "tp_wgmma_min_n") - 40.0).abs() < 0.01);
         ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
+        // no l2-sms curve in it: a fixed per-SM share; with one, its fit (within [0, 1])
+        assert_eq!(get(&c, "tp_l2_active_exponent"), 0.0);
+        let mut doc = doc;
+        for (fitted, want) in [(0.83, 0.83), (1.4, 1.0), (-0.2, 0.0)] {
+            let mut fit = std::collections::BTreeMap::new();
+            fit.insert("l2_active_exponent".to_string(), fitted);
+            doc.curves.insert(
+                "l2_read_gbps_vs_sms".into(),
+                crate::hw::schema::Curve {
+                    x_name: "active_sms".into(),
+                    y_name: "l2_read_gbps".into(),
+                    points: vec![[66.0, 7000.0], [132.0, 7900.0]],
+                    fit,
+                },
+            );
+            let c = calibrated_constants(&doc).unwrap();
+            assert_eq!(get(&c, "tp_l2_active_exponent"), want);
+        }
     }
 
     #[test]
