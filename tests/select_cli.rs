@@ -236,7 +236,10 @@ fn unknown_names_list_the_known_ones() {
     fails_with(
         &["64", "64", "64", "--family", "origami", "--dtype", "fp8"],
         None,
-        &["--family origami", "takes fp16, bf16 or tf32 inputs, not fp8"],
+        &[
+            "--family origami",
+            "takes fp16, bf16 or tf32 inputs, not fp8",
+        ],
     );
     fails_with(
         &["64", "64", "64", "--gpu", "v100"],

@@ -850,11 +850,20 @@ mod tests {
         r.family = "origami".into();
         r.dtype = "fp32".into();
         let mut notice = String::new();
-        let job = r.prepare(|| None, |n| notice = n.to_string()).unwrap();
+        r.dtype = "fp16".into();
+        r.prepare(|| None, |n| notice = n.to_string()).unwrap();
         assert!(notice.starts_with("no GPU found"), "{notice}");
-        let (mut out, mut diag) = (Vec::new(), Vec::new());
-        let e = job.write(&mut CsvWriter, &mut out, &mut diag).unwrap_err();
+        // the family refuses the type with its reason, when the shape is checked
+        r.dtype = "fp32".into();
+        let e = match r.prepare(|| None, |_| {}) {
+            Ok(job) => {
+                let (mut out, mut diag) = (Vec::new(), Vec::new());
+                job.write(&mut CsvWriter, &mut out, &mut diag).unwrap_err()
+            }
+            Err(e) => e,
+        };
         assert!(e.to_string().starts_with("--family origami: "), "{e}");
+        assert!(e.to_string().contains("ask for tf32"), "{e}");
         assert_eq!(e.exit_code(), Exit::BadInput);
     }
 }
