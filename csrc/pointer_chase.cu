@@ -108,3 +108,63 @@ extern "C" __global__ void chase(const u32* __restrict__ next, u32 start, u32 wa
     out[1] = p;
     out[2] = target_smid;
 }
+
+// Loaded latency (origami-calibrate --only latency-loaded): the chase above on SM
+// `target_smid` while every other block of a full-occupancy grid of 512-thread blocks
+// streams a buffer with 16-byte ld.global.cg loads (4 in flight per thread), as a GEMM's
+// SMs load their tiles while one load waits. The first block that finds itself on the
+// target SM claims the chase (`claim` 0 at launch): its thread 0 waits `delay` cycles (the
+// streamers start), runs `warm` untimed and `steps` timed dependent loads, and writes
+// out[0] = cycles, out[1] = the final index, out[2] = the SM, out[3] = %globaltimer at its
+// end; its other threads exit. Every other block reads vectors (i & stream_mask) of
+// `stream` over `passes` grid-strided passes of stream_mask + 1 vectors, then lowers
+// `stream_end` (u64 max at launch) to its %globaltimer: the host keeps a sample only when
+// the chase ended before the first streamer did (out[3] < stream_end), else it retries
+// with more passes. No block waits on another, so nothing can hang.
+extern "C" __global__ void __launch_bounds__(512)
+    chase_loaded(const u32* __restrict__ next, u32 start, u32 warm, u32 steps, u64* out,
+                 u32 target_smid, u32* claim, u64 delay, const uint4* __restrict__ stream,
+                 u64 stream_mask, u32 passes, u64* stream_end, u32* sink) {
+    __shared__ u32 chaser;
+    if (threadIdx.x == 0) {
+        chaser = origami_smid() == target_smid && atomicCAS(claim, 0u, 1u) == 0u;
+    }
+    __syncthreads();
+    if (chaser) {
+        if (threadIdx.x != 0) return;
+        const i64 d0 = clock64();
+        while ((u64)(clock64() - d0) < delay) {
+        }
+        u32 p = start;
+        for (u32 i = 0; i < warm; ++i) p = origami_ld_cg_u32(next + p);
+        const i64 t0 = clock64();
+        for (u32 i = 0; i < steps; i += 4) {
+            p = origami_ld_cg_u32(next + p);
+            p = origami_ld_cg_u32(next + p);
+            p = origami_ld_cg_u32(next + p);
+            p = origami_ld_cg_u32(next + p);
+        }
+        const i64 t1 = clock64();
+        out[0] = (u64)(t1 - t0);
+        out[1] = p;
+        out[2] = target_smid;
+        out[3] = origami_globaltimer();
+        return;
+    }
+    const u64 nthreads = (u64)gridDim.x * blockDim.x;
+    const u64 n = stream_mask + 1;
+    u32 acc = 0;
+    for (u32 ps = 0; ps < passes; ++ps) {
+        const u64 base = (u64)blockIdx.x * blockDim.x + threadIdx.x + (u64)ps * blockDim.x * 5u;
+        for (u64 i = 0; i < n; i += nthreads * 4) {
+            uint4 v[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) v[u] = origami_ld_cg(stream + ((base + i + (u64)u * nthreads) & stream_mask));
+#pragma unroll
+            for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMin((unsigned long long*)stream_end, (unsigned long long)origami_globaltimer());
+}

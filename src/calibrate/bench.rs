@@ -47,6 +47,9 @@ pub enum Bench {
     L2Sms,
     /// Pointer-chase latencies (csrc/pointer_chase.cu).
     Latency,
+    /// The L2 and DRAM chases while every other SM streams memory (csrc/pointer_chase.cu).
+    /// Not in the default run.
+    LatencyLoaded,
     /// mma.sync latency and throughput (csrc/mma_latency.cu).
     Mma,
     /// Shared-memory read bandwidth, ld.shared.v4 and ldmatrix.x4 (csrc/smem_bw.cu).
@@ -71,13 +74,14 @@ pub enum Bench {
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 13] = [
+    pub const ALL: [Bench; 14] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
         Bench::SyncCost,
         Bench::KloopCost,
         Bench::Latency,
+        Bench::LatencyLoaded,
         Bench::L2,
         Bench::Dram,
         Bench::DramSms,
@@ -129,7 +133,7 @@ pub struct Runner<'g> {
     power: Vec<f64>,
 }
 
-fn pow2_floor(x: u64) -> u64 {
+pub(super) fn pow2_floor(x: u64) -> u64 {
     if x == 0 {
         0
     } else {
@@ -289,7 +293,7 @@ impl<'g> Runner<'g> {
     }
 
     /// The lowest %smid present (the SM the latency benchmarks pin their chains to).
-    fn lowest_smid(&mut self) -> Result<u32, CalibError> {
+    pub(super) fn lowest_smid(&mut self) -> Result<u32, CalibError> {
         self.smids()?
             .first()
             .copied()

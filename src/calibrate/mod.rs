@@ -13,6 +13,7 @@ pub mod assemble;
 pub mod bench;
 pub mod bench_extra;
 pub mod bench_l2_sms;
+pub mod bench_loaded;
 pub mod check;
 pub mod cli;
 pub mod fit;
@@ -97,6 +98,10 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.latency(&mut res)?;
             runner.observe_nvml();
         }
+        if has(Bench::LatencyLoaded) {
+            runner.latency_loaded(&mut res)?;
+            runner.observe_nvml();
+        }
         if has(Bench::L2) {
             runner.l2(&mut res)?;
             runner.observe_nvml();
@@ -169,6 +174,7 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                 (bench_extra::KLOOP_WARPS.len() * bench_extra::KLOOP_STAGES.len()) as u64
             }
             Bench::Latency => 3,
+            Bench::LatencyLoaded => 2,
             Bench::L2 => 5,
             Bench::Dram => 3,
             Bench::DramSms => {

@@ -181,7 +181,7 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
         "tp_load_latency_cycles",
         dram_latency,
         "cycles",
-        format!("dram_latency_page_local {dram_latency:.1}"),
+        format!("dram_latency_page_local {dram_latency:.1} (idle: latency-loaded's chases under a saturating stream are the bound, not a GEMM's load)"),
     );
     put(
         "tp_iter_latency_cycles",
@@ -376,6 +376,15 @@ mod tests {
         assert!((get(&c, "wgmma_speedup") - warp / 4.0).abs() < 1e-9);
         assert!((get(&c, "tp_wgmma_min_n") - 40.0).abs() < 0.01);
         ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
+        // the round trip stays the idle DRAM latency, loaded chases or not
+        let idle = doc
+            .measurements
+            .iter()
+            .find(|m| m.name == "dram_latency_page_local_cycles")
+            .unwrap()
+            .summary
+            .median;
+        assert_eq!(get(&c, "tp_load_latency_cycles"), idle);
         // no l2-sms curve in it: a fixed per-SM share; with one, its fit (within [0, 1])
         assert_eq!(get(&c, "tp_l2_active_exponent"), 0.0);
         let mut doc = doc;
