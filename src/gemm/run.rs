@@ -94,17 +94,32 @@ fn chosen(
         RunChoice::Given(given) => given
             .iter()
             .map(|c| {
-                // The config's own prediction (its launch included); a config outside the
-                // family's feasible set gets its tile's.
-                let cycles = sel.predict_config(p, c).unwrap_or_else(|| {
-                    sel.predict_tile(p, (c.block_m, c.block_n, c.block_k), c.group_m)
-                        .l_total
-                });
+                // The config's own prediction (its launch included); the tuning study's
+                // switches are outside the model's space (no term for them): the same launch
+                // without them; a config outside the family's feasible set gets its tile's.
+                let cycles = sel
+                    .predict_config(p, c)
+                    .or_else(|| sel.predict_config(p, &model_twin(c)))
+                    .unwrap_or_else(|| {
+                        sel.predict_tile(p, (c.block_m, c.block_n, c.block_k), c.group_m)
+                            .l_total
+                    });
                 (*c, *c == pick, sel.cycles_to_us(cycles))
             })
             .collect(),
     };
     Ok((pick, list))
+}
+
+/// The config the model prices for `c`: `c` without the tuning study's switches
+/// (`cache_all`, `unpredicated`; `origami::STUDY_SWITCHES`), which no model term has.
+pub fn model_twin(c: &Config) -> Config {
+    Config {
+        switches: c
+            .switches
+            .outside(crate::model::family::origami::STUDY_SWITCHES),
+        ..*c
+    }
 }
 
 /// How `run` measures, beyond the timing policy.
@@ -375,9 +390,19 @@ mod tests {
         let r = run(RunChoice::Model { top: None }, RunOptions::once(1));
         assert_eq!(r.configs.len(), 1);
         assert_eq!(r.configs[0].config, r.model_pick);
-        let given = vec![parse_config("64x64x32,g8,w4,s3").unwrap()];
+        let given = vec![
+            parse_config("64x64x32,g8,w4,s3").unwrap(),
+            parse_config("64x64x32,g8,w4,s3,cache_all,unpredicated").unwrap(),
+        ];
         let r = run(RunChoice::Given(given), RunOptions::once(1));
         assert_eq!(r.configs[0].config, "64x64x32,g8,w4,s3");
+        // the study's switches have no model term: the same launch's prediction
+        let predicted = |i: usize| r.configs[i].ran.as_ref().unwrap().predicted_us;
+        assert_eq!(predicted(0), predicted(1));
+        assert_eq!(
+            model_twin(&parse_config("64x64x32,g8,w4,s3,cache_all").unwrap()),
+            parse_config("64x64x32,g8,w4,s3").unwrap()
+        );
         let r = run(RunChoice::Model { top: Some(3) }, RunOptions::once(1));
         assert_eq!(r.configs.len(), 3);
         assert!(r.configs[0].ran.as_ref().unwrap().is_pick);
