@@ -84,6 +84,22 @@ extern "C" __global__ void chase_touch_sm(const uint4* __restrict__ buf, u64 n_v
     if (acc == 0x9e3779b9u) sink[threadIdx.x] = acc;
 }
 
+// `warm` untimed then `steps` timed dependent loads (a multiple of 4) from index `p`: the
+// timed cycles in *cycles, the final index returned (it keeps the chain alive).
+__device__ __forceinline__ u32 chase_steps(const u32* __restrict__ next, u32 p, u32 warm,
+                                           u32 steps, u64* cycles) {
+    for (u32 i = 0; i < warm; ++i) p = origami_ld_cg_u32(next + p);
+    const i64 t0 = clock64();
+    for (u32 i = 0; i < steps; i += 4) {
+        p = origami_ld_cg_u32(next + p);
+        p = origami_ld_cg_u32(next + p);
+        p = origami_ld_cg_u32(next + p);
+        p = origami_ld_cg_u32(next + p);
+    }
+    *cycles = (u64)(clock64() - t0);
+    return p;
+}
+
 // One thread: `warm` untimed steps, then `steps` timed dependent loads (a multiple of 4).
 // L2 hit latency depends on which SM issues the load (distance to the L2 slice), so the
 // chase runs on one chosen SM: the grid covers every SM, and the first block that finds
@@ -94,18 +110,9 @@ extern "C" __global__ void chase(const u32* __restrict__ next, u32 start, u32 wa
                                  u64* out, u32 target_smid, u32* claim) {
     if (threadIdx.x != 0 || origami_smid() != target_smid) return;
     if (atomicCAS(claim, 0u, 1u) != 0u) return;
-    u32 p = start;
-    for (u32 i = 0; i < warm; ++i) p = origami_ld_cg_u32(next + p);
-    const i64 t0 = clock64();
-    for (u32 i = 0; i < steps; i += 4) {
-        p = origami_ld_cg_u32(next + p);
-        p = origami_ld_cg_u32(next + p);
-        p = origami_ld_cg_u32(next + p);
-        p = origami_ld_cg_u32(next + p);
-    }
-    const i64 t1 = clock64();
-    out[0] = (u64)(t1 - t0);
-    out[1] = p;
+    u64 cycles;
+    out[1] = chase_steps(next, start, warm, steps, &cycles);
+    out[0] = cycles;
     out[2] = target_smid;
 }
 
@@ -135,18 +142,9 @@ extern "C" __global__ void __launch_bounds__(512)
         const i64 d0 = clock64();
         while ((u64)(clock64() - d0) < delay) {
         }
-        u32 p = start;
-        for (u32 i = 0; i < warm; ++i) p = origami_ld_cg_u32(next + p);
-        const i64 t0 = clock64();
-        for (u32 i = 0; i < steps; i += 4) {
-            p = origami_ld_cg_u32(next + p);
-            p = origami_ld_cg_u32(next + p);
-            p = origami_ld_cg_u32(next + p);
-            p = origami_ld_cg_u32(next + p);
-        }
-        const i64 t1 = clock64();
-        out[0] = (u64)(t1 - t0);
-        out[1] = p;
+        u64 cycles;
+        out[1] = chase_steps(next, start, warm, steps, &cycles);
+        out[0] = cycles;
         out[2] = target_smid;
         out[3] = origami_globaltimer();
         return;

@@ -133,6 +133,34 @@ pub struct Runner<'g> {
     power: Vec<f64>,
 }
 
+/// Launch `chase_build` (csrc/pointer_chase.cu) over `chain`: one cycle through its
+/// 2^bits_total lines, visited in groups of 2^bits_local, a fresh permutation from `rng`.
+/// Back-to-back launches per sample of the SM-limited bandwidths, each with its own zeroed
+/// work counter.
+pub const SMS_LAUNCHES: usize = 4;
+
+pub(super) fn build_chain(
+    gpu: &Gpu,
+    build: &Kernel,
+    chain: &DeviceBuffer<u32>,
+    bits: (u32, u32),
+    rng: &mut StdRng,
+) -> Result<(), CalibError> {
+    let keys: [u32; 3] = [rng.random(), rng.random(), rng.random()];
+    gpu.launch(
+        build,
+        LaunchDims::linear(gpu.props().sm_count * 4, 256),
+        KernelArgs::new()
+            .buf(chain)
+            .u32(bits.0)
+            .u32(bits.1)
+            .u32(keys[0])
+            .u32(keys[1])
+            .u32(keys[2]),
+    )?;
+    Ok(())
+}
+
 pub(super) fn pow2_floor(x: u64) -> u64 {
     if x == 0 {
         0
@@ -321,6 +349,56 @@ impl<'g> Runner<'g> {
             });
         }
         Ok(Metric::new(name, unit, s))
+    }
+
+    /// One SM-limited bandwidth metric (`dram-sms`, `l2-sms`): per sample, [`SMS_LAUNCHES`]
+    /// launches of `launch(sample, j, counter_j, sm_mask)` timed together, `bytes` over
+    /// their time in GB/s; the SM mask the kernels mark must count `k` SMs (else the
+    /// metric fails, naming `what`).
+    pub(super) fn sampled_on_sms(
+        &mut self,
+        name: &str,
+        k: u32,
+        what: &str,
+        bytes: f64,
+        launch: impl Fn(
+            usize,
+            usize,
+            &DeviceBuffer<u32>,
+            &DeviceBuffer<u32>,
+        ) -> Result<(), crate::gpu::GpuError>,
+    ) -> Result<Metric, CalibError> {
+        let gpu = self.gpu;
+        let mut counters = gpu.alloc_zeros::<u32>(SMS_LAUNCHES)?;
+        let mut mask = gpu.alloc_zeros::<u32>(64)?;
+        let mut seen_bad: Option<u32> = None;
+        let policy = self.cfg.policy;
+        let m = {
+            let (counters, mask, seen_bad) = (&mut counters, &mut mask, &mut seen_bad);
+            self.sampled(name, "GB/s", policy, |i| {
+                gpu.zero(counters)?;
+                gpu.zero(mask)?;
+                let (ctr, msk) = (&*counters, &*mask);
+                let ms = gpu.time_ms(|| {
+                    for j in 0..SMS_LAUNCHES {
+                        launch(i, j, ctr, msk)?;
+                    }
+                    Ok(())
+                })?;
+                let bits = gpu.download(msk)?;
+                let active: u32 = bits.iter().map(|w| w.count_ones()).sum();
+                if active != k {
+                    *seen_bad = Some(active);
+                }
+                Ok(bytes / (ms * 1e-3) / 1e9)
+            })?
+        };
+        if let Some(active) = seen_bad {
+            return Err(CalibError::Measurement(format!(
+                "SM-limited {what} read meant for {k} SMs ran on {active}"
+            )));
+        }
+        Ok(m.with("launches_per_sample", SMS_LAUNCHES))
     }
 
     pub(super) fn blocks_for(&self, k: &Kernel, threads: u32) -> Result<u32, CalibError> {
@@ -674,7 +752,6 @@ impl<'g> Runner<'g> {
         let sms = gpu.props().sm_count;
         // Which %smid values exist (they need not be 0..sm_count-1).
         let ids = self.smids()?;
-        let mut mask = gpu.alloc_zeros::<u32>(64)?;
         if ids.len() != sms as usize {
             res.observed.insert(
                 "smid_note".into(),
@@ -691,9 +768,6 @@ impl<'g> Runner<'g> {
         let chunk_vec: u64 = u64::from(threads) * 4 * 8;
         let arr_vec = arr / 16 / chunk_vec * chunk_vec;
         let per_sm_vec = 64 * MIB / 16;
-        // Each sample times LAUNCHES back-to-back launches, each with its own zeroed counter.
-        const LAUNCHES: usize = 4;
-        let mut counters = gpu.alloc_zeros::<u32>(LAUNCHES)?;
         let sink = gpu.alloc_zeros::<u32>(1024)?;
         let n = ids.len() as u32;
         let ks: Vec<u32> = if self.cfg.quick {
@@ -706,60 +780,32 @@ impl<'g> Runner<'g> {
         } else {
             (1..=n).collect()
         };
-        let policy = self.cfg.policy;
         let mut points = Vec::new();
         for &k in &ks {
             let limit = ids[k as usize - 1] + 1;
             let window = (u64::from(k) * per_sm_vec).min(arr_vec) / chunk_vec * chunk_vec;
             let slots = (arr_vec - window) / chunk_vec + 1;
-            let mut seen_bad: Option<u32> = None;
             let name = r::dram_sms_metric(k);
-            let m = {
-                let seen_bad = &mut seen_bad;
-                let mask = &mut mask;
-                let counters = &mut counters;
-                self.sampled(&name, "GB/s", policy, |i| {
-                    gpu.zero(counters)?;
-                    gpu.zero(mask)?;
-                    let (ctr, msk) = (&*counters, &*mask);
-                    let ms = gpu.time_ms(|| {
-                        for j in 0..LAUNCHES {
-                            let offset = ((i * LAUNCHES + j) as u64 * 7919 % slots) * chunk_vec;
-                            gpu.launch(
-                                &k_fn,
-                                dims,
-                                KernelArgs::new()
-                                    .buf(a)
-                                    .u64(offset)
-                                    .u64(window)
-                                    .u32(chunk_vec as u32)
-                                    .u32(limit)
-                                    .buf_at(ctr, j)
-                                    .buf(msk)
-                                    .buf(&sink),
-                            )?;
-                        }
-                        Ok(())
-                    })?;
-                    let bits = gpu.download(msk)?;
-                    let active: u32 = bits.iter().map(|w| w.count_ones()).sum();
-                    if active != k {
-                        *seen_bad = Some(active);
-                    }
-                    Ok(LAUNCHES as f64 * window as f64 * 16.0 / (ms * 1e-3) / 1e9)
-                })?
-            };
-            if let Some(active) = seen_bad {
-                return Err(CalibError::Measurement(format!(
-                    "SM-limited DRAM read meant for {k} SMs ran on {active}"
-                )));
-            }
+            let bytes = SMS_LAUNCHES as f64 * window as f64 * 16.0;
+            let m = self.sampled_on_sms(&name, k, "DRAM", bytes, |i, j, ctr, msk| {
+                let offset = ((i * SMS_LAUNCHES + j) as u64 * 7919 % slots) * chunk_vec;
+                gpu.launch(
+                    &k_fn,
+                    dims,
+                    KernelArgs::new()
+                        .buf(a)
+                        .u64(offset)
+                        .u64(window)
+                        .u32(chunk_vec as u32)
+                        .u32(limit)
+                        .buf_at(ctr, j)
+                        .buf(msk)
+                        .buf(&sink),
+                )
+            })?;
             points.push([f64::from(k), m.median()]);
-            res.metrics.push(
-                m.with("active_sms", k)
-                    .with("window_bytes", window * 16)
-                    .with("launches_per_sample", LAUNCHES),
-            );
+            res.metrics
+                .push(m.with("active_sms", k).with("window_bytes", window * 16));
         }
         let pts: Vec<(f64, f64)> = points.iter().map(|p| (p[0], p[1])).collect();
         let fit = fit_dram_bw_coeff(&pts).ok_or_else(|| {
@@ -856,18 +902,7 @@ impl<'g> Runner<'g> {
             let bits_local = local.unwrap_or(bits_total).min(bits_total);
             let mut rng = StdRng::seed_from_u64(self.rng.random());
             let m = self.sampled(name, "cycles", policy, |_| {
-                let keys: [u32; 3] = [rng.random(), rng.random(), rng.random()];
-                gpu.launch(
-                    &build,
-                    LaunchDims::linear(sms * 4, 256),
-                    KernelArgs::new()
-                        .buf(&buf)
-                        .u32(bits_total)
-                        .u32(bits_local)
-                        .u32(keys[0])
-                        .u32(keys[1])
-                        .u32(keys[2]),
-                )?;
+                build_chain(gpu, &build, &buf, (bits_total, bits_local), &mut rng)?;
                 if warm_l2 {
                     gpu.zero(&mut claim)?;
                     gpu.launch(

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::bench::Runner;
+use super::bench::{Runner, SMS_LAUNCHES};
 use super::results::Results;
 use super::CalibError;
-use crate::gpu::{KernelArgs, LaunchDims};
+use crate::gpu::{DeviceBuffer, KernelArgs, LaunchDims};
 use crate::hw::schema::Curve;
 
 /// The curve's name.
@@ -28,8 +28,6 @@ pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
 const L2_UNROLL: u64 = 4;
 /// Threads per block.
 const THREADS: u32 = 512;
-/// Back-to-back launches per sample, each with its own zeroed counter.
-const LAUNCHES: usize = 4;
 /// Bytes each active SM reads per launch (the work grows with k so that every launch
 /// runs tens of microseconds).
 const BYTES_PER_SM: u64 = 4 << 20;
@@ -120,63 +118,39 @@ impl Runner<'_> {
         let dims = LaunchDims::linear(blocks, THREADS);
         let chunk_vec = u64::from(THREADS) * L2_UNROLL * 8;
         let mask = (footprint / 16 - 1) as u32;
-        let mut counters = gpu.alloc_zeros::<u32>(LAUNCHES)?;
-        let mut sm_mask = gpu.alloc_zeros::<u32>(64)?;
+        let mut warm_ctr = gpu.alloc_zeros::<u32>(1)?;
+        let warm_mask = gpu.alloc_zeros::<u32>(64)?;
         let sink = gpu.alloc_zeros::<u32>(1024)?;
-        let policy = self.cfg.policy;
         let mut points = Vec::new();
         for k in sm_counts(n, self.cfg.quick) {
             let limit = ids[k as usize - 1] + 1;
             let n_vec = (u64::from(k) * BYTES_PER_SM / 16).div_ceil(chunk_vec) * chunk_vec;
-            let mut seen_bad: Option<u32> = None;
             let name = l2_sms_metric(k);
-            let m = {
-                let seen_bad = &mut seen_bad;
-                let (counters, sm_mask) = (&mut counters, &mut sm_mask);
-                let launch_all = |ctr: &_, msk: &_| -> Result<(), crate::gpu::GpuError> {
-                    for j in 0..LAUNCHES {
-                        gpu.launch(
-                            &k_fn,
-                            dims,
-                            KernelArgs::new()
-                                .buf(&buf)
-                                .u32(mask)
-                                .u64(n_vec)
-                                .u32(chunk_vec as u32)
-                                .u32(limit)
-                                .buf_at(ctr, j)
-                                .buf(msk)
-                                .buf(&sink),
-                        )?;
-                    }
-                    Ok(())
-                };
-                // the footprint into L2 (and the kernel warm) before the first sample
-                gpu.zero(counters)?;
-                launch_all(&*counters, &*sm_mask)?;
-                self.sampled(&name, "GB/s", policy, |_| {
-                    gpu.zero(counters)?;
-                    gpu.zero(sm_mask)?;
-                    let ms = gpu.time_ms(|| launch_all(&*counters, &*sm_mask))?;
-                    let bits = gpu.download(sm_mask)?;
-                    let active: u32 = bits.iter().map(|w| w.count_ones()).sum();
-                    if active != k {
-                        *seen_bad = Some(active);
-                    }
-                    Ok(LAUNCHES as f64 * n_vec as f64 * 16.0 / (ms * 1e-3) / 1e9)
-                })?
+            let launch = |_: usize, j: usize, ctr: &DeviceBuffer<u32>, msk: &DeviceBuffer<u32>| {
+                gpu.launch(
+                    &k_fn,
+                    dims,
+                    KernelArgs::new()
+                        .buf(&buf)
+                        .u32(mask)
+                        .u64(n_vec)
+                        .u32(chunk_vec as u32)
+                        .u32(limit)
+                        .buf_at(ctr, j)
+                        .buf(msk)
+                        .buf(&sink),
+                )
             };
-            if let Some(active) = seen_bad {
-                return Err(CalibError::Measurement(format!(
-                    "SM-limited L2 read meant for {k} SMs ran on {active}"
-                )));
-            }
+            // the footprint into L2 (and the kernel warm) before the first sample
+            gpu.zero(&mut warm_ctr)?;
+            launch(0, 0, &warm_ctr, &warm_mask)?;
+            let bytes = SMS_LAUNCHES as f64 * n_vec as f64 * 16.0;
+            let m = self.sampled_on_sms(&name, k, "L2", bytes, launch)?;
             points.push([f64::from(k), m.median()]);
             res.metrics.push(
                 m.with("active_sms", k)
                     .with("footprint_bytes", footprint)
                     .with("bytes_per_launch", n_vec * 16)
-                    .with("launches_per_sample", LAUNCHES)
                     .with("grid", json!([blocks, THREADS])),
             );
         }

@@ -16,7 +16,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::bench::{pow2_floor, Runner};
+use super::bench::{build_chain, pow2_floor, Runner};
 use super::results::Results;
 use super::CalibError;
 use crate::gpu::{KernelArgs, LaunchDims};
@@ -104,18 +104,7 @@ impl Runner<'_> {
             let mut passes = first_passes;
             let mut retries = 0u32;
             let m = self.sampled(name, "cycles", policy, |_| {
-                let keys: [u32; 3] = [rng.random(), rng.random(), rng.random()];
-                gpu.launch(
-                    &build,
-                    LaunchDims::linear(sms * 4, 256),
-                    KernelArgs::new()
-                        .buf(&chain)
-                        .u32(bits_total)
-                        .u32(bits_local)
-                        .u32(keys[0])
-                        .u32(keys[1])
-                        .u32(keys[2]),
-                )?;
+                build_chain(gpu, &build, &chain, (bits_total, bits_local), &mut rng)?;
                 if l2_chase {
                     // the stream buffer into L2, then the chain from the chasing SM
                     gpu.launch(
