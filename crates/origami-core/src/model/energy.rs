@@ -73,7 +73,8 @@ impl Traffic {
         tma: bool,
         sms: u32,
     ) -> Traffic {
-        let iters = b.tiles as f64 * b.k_iters as f64;
+        // every tile's K iterations, however split-K or Stream-K shares them out
+        let iters = b.iterations_total as f64;
         let runs = l.split_k.max(1) as f64;
         let c_bytes = (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
         // split-K: each run writes an fp32 partial tile and the reduction reads them back
@@ -91,7 +92,7 @@ impl Traffic {
             wgmma,
             tf32: p.dtype == crate::dtype::Dtype::Tf32,
             tma,
-            active_sms: (b.tiles as f64 / f64::from(sms.max(1))).min(1.0),
+            active_sms: (b.work_items as f64 / f64::from(sms.max(1))).min(1.0),
         }
     }
 }

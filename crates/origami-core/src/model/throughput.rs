@@ -137,7 +137,13 @@ pub struct ThroughputBreakdown {
     pub blocks_per_sm: u32,
     /// Blocks the busiest SM runs.
     pub blocks_on_busiest_sm: u64,
+    /// K iterations of one work item (a tile's, a split-K run's or a Stream-K range's).
     pub k_iters: u64,
+    /// The launch's K iterations over all its tiles (tiles x the tile's K iterations,
+    /// however split-K or Stream-K cuts them) and its work items (CTAs' worth of work:
+    /// tiles, split-K runs, Stream-K ranges): what the energy model counts.
+    pub iterations_total: u64,
+    pub work_items: u64,
     /// One K iteration of `blocks_per_sm` blocks, by resource.
     pub iter_tensor: f64,
     pub iter_smem: f64,
@@ -709,6 +715,12 @@ pub fn predict_on(
         busiest,
         ..
     } = *grid;
+    let iterations_total = tiles * ceil_div(p.k, l.bk);
+    let work_items = if stream.is_some() {
+        iterations_total.min(sms).max(1)
+    } else {
+        tiles * runs
+    };
     let o = u64::from(l.blocks_per_sm);
     let mut adjusted = grid.l2_speedup.map(|s| costs.with_l2_speedup(s));
     if grid.row_cycles > 0.0 {
@@ -787,6 +799,8 @@ pub fn predict_on(
         blocks_per_sm: l.blocks_per_sm,
         blocks_on_busiest_sm: busiest,
         k_iters,
+        iterations_total,
+        work_items,
         iter_tensor: terms[0],
         iter_smem: terms[1],
         iter_l2: terms[2],
@@ -1208,6 +1222,15 @@ mod tests {
         let sk = predict(&p, &sk_launch, 8, &hw);
         assert_eq!((sk.blocks_on_busiest_sm, sk.k_iters), (1, 163));
         assert!(sk.total < one.total, "{} vs {}", sk.total, one.total);
+        // the work is the same however it is cut: 96 x 224 iterations; the work items are
+        // the tiles, the split runs, or the Stream-K ranges
+        for b in [&one, &two, &sk] {
+            assert_eq!(b.iterations_total, 96 * 224);
+        }
+        assert_eq!(
+            (one.work_items, two.work_items, sk.work_items),
+            (96, 192, 132)
+        );
         let grid = TileGrid::new(&p, &sk_launch, &hw);
         let (_, share) = grid.stream(&hw);
         assert_eq!(
