@@ -10,7 +10,9 @@
 // desc_sw128, 4 x m64nNk16 per 64-wide K slice, one commit group per slice, one group
 // left in flight with wait_group 1). The tiles hold random fp16 values in [0.25, 2) with
 // random signs, written by the threads and made visible to the async proxy with
-// fence.proxy.async before the first wgmma. Thread 0 reads clock64 between two block-wide
+// fence.proxy.async before the first wgmma (with `zero_a` set the A tiles hold zeros: the
+// energy of a wgmma whose A rows are a tile's zero fill past M, `--only energy`). Thread 0
+// reads clock64 between two block-wide
 // barriers around the loop; the host takes (cycles(2N) - cycles(N)) per CTA and the median
 // over CTAs, and counts 2 x 64 x N x 16 dense FLOP per wgmma.
 #include "common.cuh"
@@ -30,7 +32,7 @@ __device__ __forceinline__ u32 rand_f16(u32 h) {
 }
 
 template <int N>
-__device__ __forceinline__ void rate(u32 iters, u32 seed, float* out, u64* cycles) {
+__device__ __forceinline__ void rate(u32 iters, u32 seed, u32 zero_a, float* out, u64* cycles) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const u32 base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const int wgs = blockDim.x / 128;
@@ -42,7 +44,8 @@ __device__ __forceinline__ void rate(u32 iters, u32 seed, float* out, u64* cycle
     const u32 words = (wgs * 8192u + N * 128u) / 4u;
     for (u32 i = threadIdx.x; i < words; i += blockDim.x) {
         const u32 h = origami_hash(i ^ seed);
-        const u32 v = rand_f16(h) | (rand_f16(origami_hash(h)) << 16);
+        const bool in_a = i < wgs * 8192u / 4u;
+        const u32 v = (zero_a && in_a) ? 0u : rand_f16(h) | (rand_f16(origami_hash(h)) << 16);
         asm volatile("st.shared.u32 [%0], %1;" ::"r"(base + 4u * i), "r"(v) : "memory");
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -78,8 +81,8 @@ __device__ __forceinline__ void rate(u32 iters, u32 seed, float* out, u64* cycle
 // 1024 + warpgroups x 8192 + N x 128 bytes (the host asks for more: one CTA per SM).
 #define TC_WGMMA_KERNEL(N)                                                                     \
     extern "C" __global__ void __launch_bounds__(256, 1)                                        \
-        tc_wgmma_n##N(u32 iters, u32 seed, float* out, u64* cycles) {                           \
-        tc_wgmma_detail::rate<N>(iters, seed, out, cycles);                                     \
+        tc_wgmma_n##N(u32 iters, u32 seed, u32 zero_a, float* out, u64* cycles) {               \
+        tc_wgmma_detail::rate<N>(iters, seed, zero_a, out, cycles);                             \
     }
 
 TC_WGMMA_KERNEL(16)

@@ -162,6 +162,8 @@ proptest! {
             pj_per_dram_byte: costs[3],
             pj_per_flop_wgmma: Some(costs[4]),
             pj_per_flop_tf32: paths[2].then_some(costs[0] * 2.0),
+            pj_per_flop_zero: paths[0].then_some(costs[0] / 4.0),
+            pj_per_flop_wgmma_zero: paths[1].then_some(costs[4] / 4.0),
             pj_per_tma_l2_byte: Some(costs[5]),
             pj_per_tma_dram_byte: Some(costs[6]),
             active_w: Some(static_w + active),
@@ -171,6 +173,7 @@ proptest! {
         };
         let t = Traffic {
             tensor_flop: counts[0],
+            real_flop: counts[0] / 2.0,
             load_bytes: counts[1],
             fragment_bytes: counts[2],
             store_bytes: counts[3],

@@ -78,11 +78,12 @@ pub const MAX_REPS: u32 = 64;
 const CLOCK_EVERY: Duration = Duration::from_millis(50);
 /// How long the counter may stay still before the benchmark is skipped, seconds.
 const TICK_TIMEOUT_S: f64 = 2.0;
-/// Metrics the benchmark samples everywhere (the progress bar): eight energy metrics (the
+/// Metrics the benchmark samples everywhere (the progress bar): nine energy metrics (the
 /// tf32 one from sm_80 on) and the limit.
-pub const METRICS: u64 = 9;
-/// Metrics it samples on compute capability 9.0 only: wgmma, TMA from L2, TMA from DRAM.
-pub const METRICS_SM90A: u64 = 3;
+pub const METRICS: u64 = 10;
+/// Metrics it samples on compute capability 9.0 only: wgmma (random and zero A), TMA from
+/// L2, TMA from DRAM.
+pub const METRICS_SM90A: u64 = 4;
 
 /// Independent accumulators per warp of `energy_mma` (ENERGY_MMA_ILP).
 pub const MMA_ILP: u32 = 2;
@@ -142,31 +143,35 @@ pub fn mma_flop_per_launch(warps: u64, iters: u32) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MmaLoad {
     F16,
+    /// f16 with the A fragments zero (the rows of a tile past M).
+    F16ZeroA,
     Tf32,
 }
 
 impl MmaLoad {
     pub fn kernel(self) -> &'static str {
         match self {
-            MmaLoad::F16 => "energy_mma",
+            MmaLoad::F16 | MmaLoad::F16ZeroA => "energy_mma",
             MmaLoad::Tf32 => "energy_mma_tf32",
         }
     }
     pub fn metric(self) -> &'static str {
         match self {
             MmaLoad::F16 => r::ENERGY_MMA_PJ_PER_FLOP,
+            MmaLoad::F16ZeroA => r::ENERGY_MMA_ZERO_A_PJ_PER_FLOP,
             MmaLoad::Tf32 => r::ENERGY_MMA_TF32_PJ_PER_FLOP,
         }
     }
     pub fn instruction(self) -> &'static str {
         match self {
-            MmaLoad::F16 => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            MmaLoad::F16 | MmaLoad::F16ZeroA => "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
             MmaLoad::Tf32 => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
         }
     }
     fn operands(self) -> &'static str {
         match self {
             MmaLoad::F16 => "two sets of random non-zero fp16 fragments in registers, alternating from one mma to the next",
+            MmaLoad::F16ZeroA => "A fragments zero, two sets of random non-zero fp16 B fragments in registers, alternating from one mma to the next",
             MmaLoad::Tf32 => "two sets of random fp32 fragments in (-1, 1) in registers, alternating from one mma to the next",
         }
     }
@@ -174,7 +179,7 @@ impl MmaLoad {
     /// MMA is half an m16n8k16's.
     pub fn flop_per_launch(self, warps: u64, iters: u32) -> f64 {
         match self {
-            MmaLoad::F16 => mma_flop_per_launch(warps, iters),
+            MmaLoad::F16 | MmaLoad::F16ZeroA => mma_flop_per_launch(warps, iters),
             MmaLoad::Tf32 => mma_flop_per_launch(warps, iters) / 2.0,
         }
     }
@@ -570,6 +575,17 @@ impl Runner<'_> {
         // then m16n8k8 tf32 (the origami kernel's fp32 path) where the GPU has it.
         let words = two_operand_sets(&self.random_f16_words(), &self.random_f16_words());
         self.mma_cost(res, MmaLoad::F16, &words, static_w)?;
+        // the same with zero A fragments: an MMA over rows of a tile past M (zero-filled)
+        let zero_a = |w: Vec<u32>| -> Vec<u32> {
+            w.chunks_exact(6)
+                .flat_map(|lane| [0, 0, 0, 0, lane[4], lane[5]])
+                .collect()
+        };
+        let words = two_operand_sets(
+            &zero_a(self.random_f16_words()),
+            &zero_a(self.random_f16_words()),
+        );
+        self.mma_cost(res, MmaLoad::F16ZeroA, &words, static_w)?;
         if gpu.arch() >= 80 {
             let words = two_operand_sets(&self.random_f32_words(), &self.random_f32_words());
             self.mma_cost(res, MmaLoad::Tf32, &words, static_w)?;
@@ -635,7 +651,8 @@ impl Runner<'_> {
                 why,
             }),
             None => {
-                self.wgmma_cost(res, static_w)?;
+                self.wgmma_cost(res, static_w, false)?;
+                self.wgmma_cost(res, static_w, true)?;
                 let tma_l2_pj = self.tma_cost(res, false, static_w, 0.0)?;
                 self.tma_cost(res, true, static_w, tma_l2_pj)?;
             }

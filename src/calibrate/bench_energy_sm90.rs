@@ -60,10 +60,13 @@ impl Runner<'_> {
     /// `tc_wgmma_n256` of csrc/tc_wgmma.cu, 2 warpgroups, one CTA per SM (the tc-rate
     /// kernel at Hopper's full rate): both operands from shared memory through descriptors,
     /// so the figure holds the tensor cores' shared-memory reads.
+    /// With `zero_a` the A tiles hold zeros (`energy_wgmma_zero_a_pj_per_flop`: a wgmma
+    /// over rows of a tile past M, which TMA fills with zeros).
     pub(super) fn wgmma_cost(
         &mut self,
         res: &mut Results,
         static_w: f64,
+        zero_a: bool,
     ) -> Result<(), CalibError> {
         let gpu = self.gpu;
         let sms = gpu.props().sm_count;
@@ -82,6 +85,7 @@ impl Runner<'_> {
                 KernelArgs::new()
                     .u32(iters)
                     .u32(seed)
+                    .u32(u32::from(zero_a))
                     .buf(&out)
                     .buf(&cycles),
             )
@@ -95,7 +99,11 @@ impl Runner<'_> {
         }
         let launch = || run(iters);
         let cost = Cost {
-            name: r::ENERGY_WGMMA_PJ_PER_FLOP,
+            name: if zero_a {
+                r::ENERGY_WGMMA_ZERO_A_PJ_PER_FLOP
+            } else {
+                r::ENERGY_WGMMA_PJ_PER_FLOP
+            },
             unit: "pJ/FLOP",
             op: "FLOP",
             ops_per_launch: wgmma_flop_per_launch(u64::from(sms), iters),
@@ -120,7 +128,11 @@ impl Runner<'_> {
                 .with("blocks_that_fit_per_sm", fit)
                 .with(
                     "operands",
-                    "A 64x64 per warpgroup and B 256x64 random fp16 in shared memory, 128B swizzle, read by the wgmma through descriptors (as csrc/hopper_gemm.cu)",
+                    if zero_a {
+                        "A 64x64 per warpgroup of zeros and B 256x64 random fp16 in shared memory, 128B swizzle, read by the wgmma through descriptors (as csrc/hopper_gemm.cu)"
+                    } else {
+                        "A 64x64 per warpgroup and B 256x64 random fp16 in shared memory, 128B swizzle, read by the wgmma through descriptors (as csrc/hopper_gemm.cu)"
+                    },
                 )
                 .with(
                     "includes",
@@ -270,10 +282,10 @@ mod tests {
 
     #[test]
     fn hopper_path_operations_per_launch() {
-        // the progress bar: 9 from 8.0 (8 before: no tf32), 3 more on compute capability 9.0
-        assert_eq!(metrics([7, 5], false), 8);
-        assert_eq!(metrics([8, 0], false), 9);
-        assert_eq!(metrics([9, 0], true), 12);
+        // the progress bar: 10 from 8.0 (9 before: no tf32), 4 more on compute capability 9.0
+        assert_eq!(metrics([7, 5], false), 9);
+        assert_eq!(metrics([8, 0], false), 10);
+        assert_eq!(metrics([9, 0], true), 14);
         // 132 CTAs x 2 warpgroups x 1000 rounds x 4 x m64n256k16 (524288 FLOP)
         assert_eq!(
             wgmma_flop_per_launch(132, 1000),

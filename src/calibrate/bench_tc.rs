@@ -204,7 +204,12 @@ impl Runner<'_> {
                         gpu.launch(
                             &k,
                             dims,
-                            KernelArgs::new().u32(i).u32(seed).buf(&out).buf(&*cycles),
+                            KernelArgs::new()
+                                .u32(i)
+                                .u32(seed)
+                                .u32(0)
+                                .buf(&out)
+                                .buf(&*cycles),
                         )?;
                         Ok(gpu.download(&*cycles)?)
                     };

@@ -100,6 +100,9 @@ pub const ENERGY_STATIC_W: &str = "energy_static_w";
 pub const ENERGY_ACTIVE_W: &str = "energy_active_w";
 /// Dynamic energy per dense tensor-core FLOP, mma.sync m16n8k16 f16 -> f32 (pJ/FLOP).
 pub const ENERGY_MMA_PJ_PER_FLOP: &str = "energy_mma_pj_per_flop";
+/// Dynamic energy per dense tensor-core FLOP of the same mma.sync with zero A fragments
+/// (pJ/FLOP): the rows of a tile past M, zero-filled.
+pub const ENERGY_MMA_ZERO_A_PJ_PER_FLOP: &str = "energy_mma_zero_a_pj_per_flop";
 /// Dynamic energy per dense tensor-core FLOP, mma.sync m16n8k8 tf32 -> f32 (pJ/FLOP;
 /// compute capability 8.0 and later): the origami kernel's tf32 path.
 pub const ENERGY_MMA_TF32_PJ_PER_FLOP: &str = "energy_mma_tf32_pj_per_flop";
@@ -114,6 +117,9 @@ pub const ENERGY_DRAM_PJ_PER_BYTE: &str = "energy_dram_pj_per_byte";
 /// with both operands in shared memory, the tensor cores' shared-memory reads included
 /// (pJ/FLOP; compute capability 9.0 only): the Hopper GEMM's MMA.
 pub const ENERGY_WGMMA_PJ_PER_FLOP: &str = "energy_wgmma_pj_per_flop";
+/// The same wgmma with the A tiles zero (pJ/FLOP; compute capability 9.0): rows of a tile
+/// past M, which TMA fills with zeros.
+pub const ENERGY_WGMMA_ZERO_A_PJ_PER_FLOP: &str = "energy_wgmma_zero_a_pj_per_flop";
 /// Dynamic energy per byte a TMA box load (`cp.async.bulk.tensor.2d`) brings from L2 into
 /// shared memory, hits, the shared-memory writes included (pJ/B; compute capability 9.0).
 pub const ENERGY_TMA_L2_PJ_PER_BYTE: &str = "energy_tma_l2_pj_per_byte";
@@ -125,16 +131,18 @@ pub const ENERGY_TMA_DRAM_PJ_PER_BYTE: &str = "energy_tma_dram_pj_per_byte";
 pub const POWER_LIMIT_W: &str = "power_limit_w";
 /// The metrics of `--only energy` measured over NVML energy-counter windows (the last
 /// three on compute capability 9.0 only).
-pub const ENERGY_METRICS: [&str; 11] = [
+pub const ENERGY_METRICS: [&str; 13] = [
     ENERGY_IDLE_W,
     ENERGY_STATIC_W,
     ENERGY_ACTIVE_W,
     ENERGY_MMA_PJ_PER_FLOP,
+    ENERGY_MMA_ZERO_A_PJ_PER_FLOP,
     ENERGY_MMA_TF32_PJ_PER_FLOP,
     ENERGY_SMEM_PJ_PER_BYTE,
     ENERGY_L2_PJ_PER_BYTE,
     ENERGY_DRAM_PJ_PER_BYTE,
     ENERGY_WGMMA_PJ_PER_FLOP,
+    ENERGY_WGMMA_ZERO_A_PJ_PER_FLOP,
     ENERGY_TMA_L2_PJ_PER_BYTE,
     ENERGY_TMA_DRAM_PJ_PER_BYTE,
 ];

@@ -24,6 +24,11 @@ pub struct EnergyCosts {
     pub pj_per_dram_byte: f64,
     /// Per wgmma FLOP, its shared-memory operand reads included (Hopper), pJ.
     pub pj_per_flop_wgmma: Option<f64>,
+    /// Per FLOP of mma.sync (f16) and of wgmma whose A operand is zero
+    /// (`energy_mma_zero_a_pj_per_flop`, `energy_wgmma_zero_a_pj_per_flop`): the FLOP over a
+    /// tile's zero-filled rows past M, N or K, pJ. Without them such FLOP cost as real ones.
+    pub pj_per_flop_zero: Option<f64>,
+    pub pj_per_flop_wgmma_zero: Option<f64>,
     /// Per tensor-core FLOP of mma.sync m16n8k8 tf32 (the origami kernel's fp32 path;
     /// compute capability 8.0 and later, `energy_mma_tf32_pj_per_flop`), pJ.
     pub pj_per_flop_tf32: Option<f64>,
@@ -80,6 +85,13 @@ pub fn cost_above(pj: f64, rate: f64, active_above_static_w: f64) -> f64 {
 /// The tf32 mma.sync cost's measurement name (optional: documents measured before it had
 /// none; a tf32 launch then prices its FLOP at the f16 cost).
 pub const TF32_COST_NAME: &str = "energy_mma_tf32_pj_per_flop";
+
+/// The zero-operand costs' measurement names, mma.sync then wgmma (optional: without them
+/// the FLOP on zero-filled rows cost as real ones).
+pub const ZERO_COST_NAMES: [&str; 2] = [
+    "energy_mma_zero_a_pj_per_flop",
+    "energy_wgmma_zero_a_pj_per_flop",
+];
 
 /// The costs of Hopper's wgmma and TMA path, when measured (compute capability 9.0).
 pub const HOPPER_COST_NAMES: [&str; 3] = [
@@ -177,6 +189,10 @@ impl EnergyCosts {
             pj_per_flop_wgmma: optional(HOPPER_COST_NAMES[0])?
                 .map(|v| net(HOPPER_COST_NAMES[0], v, true)),
             pj_per_flop_tf32: optional(TF32_COST_NAME)?.map(|v| net(TF32_COST_NAME, v, true)),
+            pj_per_flop_zero: optional(ZERO_COST_NAMES[0])?
+                .map(|v| net(ZERO_COST_NAMES[0], v, true)),
+            pj_per_flop_wgmma_zero: optional(ZERO_COST_NAMES[1])?
+                .map(|v| net(ZERO_COST_NAMES[1], v, true)),
             pj_per_tma_l2_byte: tma_l2,
             pj_per_tma_dram_byte: tma_dram.map(|v| v.max(0.0)),
             static_w,
@@ -300,6 +316,11 @@ mod tests {
         let t = EnergyCosts::from_doc(&doc, "x").unwrap();
         // 2 pJ x 2.5e14 = 500 W, 200 W of it active: 1.2 pJ
         assert!((t.pj_per_flop_tf32.unwrap() - 1.2).abs() < 1e-12, "{t:?}");
+        assert_eq!((t.pj_per_flop_zero, t.pj_per_flop_wgmma_zero), (None, None));
+        // the zero-operand cost likewise: 0.8 pJ x 5e14 = 400 W, 200 W active: 0.4 pJ
+        add(&mut doc, "energy_mma_zero_a_pj_per_flop", 0.8, Some(5e14));
+        let z = EnergyCosts::from_doc(&doc, "x").unwrap();
+        assert!((z.pj_per_flop_zero.unwrap() - 0.4).abs() < 1e-12, "{z:?}");
         // a non-finite cost is refused with its name
         let i = doc
             .measurements

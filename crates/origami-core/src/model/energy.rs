@@ -40,6 +40,9 @@ use super::throughput::{LaunchStatic, ThroughputBreakdown};
 pub struct Traffic {
     /// Tensor-core FLOP as executed (padding included).
     pub tensor_flop: f64,
+    /// Of those, the problem's own (2 M N K); the rest multiply zero-filled rows past M, N
+    /// or K (`EnergyCosts::pj_per_flop_zero` when measured).
+    pub real_flop: f64,
     /// Bytes the tiles' loads move from L2 into shared memory.
     pub load_bytes: f64,
     /// Bytes the warps read from shared memory as MMA fragments (mma.sync; wgmma reads
@@ -85,6 +88,7 @@ impl Traffic {
         };
         Traffic {
             tensor_flop: iters * 2.0 * (l.bm * l.bn * l.bk) as f64,
+            real_flop: 2.0 * p.m as f64 * p.n as f64 * p.k as f64,
             load_bytes: iters * l.load_bytes,
             fragment_bytes: if wgmma { 0.0 } else { iters * l.fragment_bytes },
             store_bytes: c_bytes + partial,
@@ -105,9 +109,18 @@ pub fn dynamic_pj(costs: &EnergyCosts, t: &Traffic) -> f64 {
         (true, Some(e)) => e,
         _ => costs.pj_per_flop,
     };
+    // the problem's FLOP at the path's cost, the zero-filled rows' at its zero-operand cost
+    // when measured (tf32's zero cost is not: its FLOP all at the tf32 cost)
+    let real = t.real_flop.min(t.tensor_flop);
+    let padded = t.tensor_flop - real;
     let tensor = match (t.wgmma, costs.pj_per_flop_wgmma) {
-        (true, Some(e)) => t.tensor_flop * e,
-        _ => t.tensor_flop * mma_sync + t.fragment_bytes * costs.pj_per_smem_byte,
+        (true, Some(e)) => real * e + padded * costs.pj_per_flop_wgmma_zero.unwrap_or(e),
+        _ => {
+            let zero = if t.tf32 { None } else { costs.pj_per_flop_zero };
+            real * mma_sync
+                + padded * zero.unwrap_or(mma_sync)
+                + t.fragment_bytes * costs.pj_per_smem_byte
+        }
     };
     let loads = match (t.tma, costs.pj_per_tma_l2_byte, costs.pj_per_tma_dram_byte) {
         (true, Some(l2), Some(dram)) => t.load_bytes * l2 + t.dram_bytes * dram,
@@ -210,6 +223,8 @@ mod tests {
             pj_per_dram_byte: 10.0,
             pj_per_flop_wgmma: None,
             pj_per_flop_tf32: None,
+            pj_per_flop_zero: None,
+            pj_per_flop_wgmma_zero: None,
             pj_per_tma_l2_byte: None,
             pj_per_tma_dram_byte: None,
             active_w: None,
@@ -222,6 +237,7 @@ mod tests {
     fn traffic(flop: f64, load: f64, frag: f64, store: f64, dram: f64) -> Traffic {
         Traffic {
             tensor_flop: flop,
+            real_flop: flop,
             load_bytes: load,
             fragment_bytes: frag,
             store_bytes: store,
@@ -231,6 +247,27 @@ mod tests {
             tma: false,
             active_sms: 1.0,
         }
+    }
+
+    #[test]
+    fn flop_on_zero_filled_rows_at_the_zero_operand_cost_when_measured() {
+        let mut c = costs();
+        let mut t = traffic(1e9, 0.0, 0.0, 0.0, 0.0);
+        t.real_flop = 0.25e9; // three quarters of the tile's rows are past M
+                              // not measured: every executed FLOP at the full cost
+        assert!((dynamic_pj(&c, &t) - 0.5e9).abs() < 1e-3);
+        c.pj_per_flop_zero = Some(0.1);
+        assert!((dynamic_pj(&c, &t) - (0.25e9 * 0.5 + 0.75e9 * 0.1)).abs() < 1e-3);
+        // wgmma: its own pair
+        t.wgmma = true;
+        c.pj_per_flop_wgmma = Some(0.4);
+        c.pj_per_flop_wgmma_zero = Some(0.05);
+        assert!((dynamic_pj(&c, &t) - (0.25e9 * 0.4 + 0.75e9 * 0.05)).abs() < 1e-3);
+        // tf32 has no zero cost measured: all of its FLOP at the tf32 cost
+        t.wgmma = false;
+        t.tf32 = true;
+        c.pj_per_flop_tf32 = Some(1.0);
+        assert!((dynamic_pj(&c, &t) - 1e9).abs() < 1e-3);
     }
 
     #[test]
