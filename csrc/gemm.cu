@@ -428,7 +428,7 @@ __device__ __forceinline__ void gemm_body(const elem_t* __restrict__ A, const el
   constexpr int EPC = 16 / (int)sizeof(out_t);  // C elements per 16-byte chunk
   constexpr int CCH = BN / EPC;                 // 16-byte chunks per C tile row
   constexpr int C_CHUNKS = BM * CCH;
-  const bool vec = (N % EPC == 0) && ((reinterpret_cast<unsigned long long>(C) & 15ull) == 0);
+  const bool vec = ((N & (EPC - 1)) == 0) && ((reinterpret_cast<unsigned long long>(C) & 15ull) == 0);
 #pragma unroll
   for (int it = 0; it < (C_CHUNKS + THREADS - 1) / THREADS; ++it) {
     const int id = it * THREADS + tid;
