@@ -18,7 +18,7 @@
 //
 // so that the kernel symbol is fixed:
 //
-//   extern "C" __global__ void origami_gemm(const T* A, const T* B, T* C,
+//   extern "C" __global__ void origami_gemm(const void* A, const void* B, void* C,
 //                                          int M, int N, int K, int group_size_m)
 //
 // T is a 16-bit storage type (fp16 or bf16 bit patterns; declared here as

@@ -4,8 +4,10 @@
 //! dynamic energy of what it does, each count taken from the kernel's tiles:
 //!
 //! - tensor-core FLOP as executed: every K iteration of every tile, padding included
-//!   (2 x BM x BN x BK per block iteration), at wgmma's cost (its shared-memory operand
-//!   reads included) or mma.sync's plus the warps' fragment reads from shared memory;
+//!   (2 x BM x BN x BK per block iteration, however split-K or Stream-K cuts the work), at
+//!   wgmma's cost (its shared-memory operand reads included) or mma.sync's (tf32's own when
+//!   measured) plus the warps' fragment reads from shared memory; the FLOP beyond the
+//!   problem's 2MNK multiply zero-filled rows and cost the zero-operand price when measured;
 //! - the tiles' loads from L2 into shared memory, at TMA's cost or the SM load path's (L2
 //!   to the SM plus the shared-memory write);
 //! - bytes from DRAM (the throughput model's DRAM traffic: compulsory, or re-reads when A
