@@ -376,7 +376,13 @@ fn hw_text() -> impl Strategy<Value = String> {
 }
 
 const FAMILIES: &[&str] = &["triton", "origami", "seed"];
-const DTYPES: &[Dtype] = &[Dtype::Fp16, Dtype::Bf16, Dtype::Fp8E4m3, Dtype::Fp32];
+const DTYPES: &[Dtype] = &[
+    Dtype::Fp16,
+    Dtype::Bf16,
+    Dtype::Fp8E4m3,
+    Dtype::Fp32,
+    Dtype::Tf32,
+];
 
 /// Sizes that are multiples of 8 more often than not (TMA's rule for N and K), and the
 /// rest of `dim()`.

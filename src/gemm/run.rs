@@ -431,6 +431,39 @@ mod tests {
     }
 
     #[test]
+    fn a_tf32_run_on_the_mock_prices_fp32_tiles() {
+        let s = setup(&SetupRequest {
+            device: None,
+            gpu_name: Some("h100-sxm".into()),
+            override_file: None,
+            family: "origami".into(),
+            model: "origami".into(),
+            no_fitted: false,
+            calibration_only: false,
+        })
+        .unwrap();
+        let sel = s.selector(Dtype::Tf32).unwrap();
+        let p = Problem::new(1000, 1000, 1004, Dtype::Tf32).unwrap();
+        let mut b = MockBench::new(Dtype::Tf32);
+        let (r, _) = run_configs(
+            &mut b,
+            &sel,
+            &p,
+            &RunChoice::Model { top: Some(3) },
+            &TimingPolicy::default(),
+            RunOptions::once(1),
+        )
+        .unwrap();
+        assert_eq!(r.configs.len(), 3);
+        for c in &r.configs {
+            let cfg = parse_config(&c.config).unwrap();
+            // tf32's BLOCK_K is at most 64, and every pick is priced
+            assert!(cfg.block_k <= 64, "{}", c.config);
+            assert!(c.ran.as_ref().unwrap().predicted_us > 0.0);
+        }
+    }
+
+    #[test]
     fn passes_alternate() {
         assert_eq!(pass_order(3, 1), vec![0, 1, 2]);
         assert_eq!(pass_order(3, 2), vec![2, 1, 0]);
