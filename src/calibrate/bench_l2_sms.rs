@@ -7,7 +7,8 @@
 //!
 //! `csrc/l2_bw.cu`'s `l2_read_sms` (the L2 counterpart of `dram_read_sms`): blocks on SMs
 //! whose %smid is at or above a limit exit, the k that stay pull chunks from a global work
-//! counter over an L2-resident footprint (a quarter of L2, the footprint of the L2 plateau).
+//! counter over an L2-resident footprint (half of L2 rounded down to a power of two, the
+//! footprint of the L2 plateau).
 //! Metrics `l2_read_gbps_sms_<k>`; curve `l2_read_gbps_vs_sms` with its fit: the bandwidth
 //! of one SM, the SMs at which the aggregate reaches 95 % of the whole GPU's, and the
 //! exponent over the launches the model applies it to (k from half the SMs up).
@@ -29,8 +30,18 @@ const L2_UNROLL: u64 = 4;
 /// Threads per block.
 const THREADS: u32 = 512;
 /// Bytes each active SM reads per launch (the work grows with k so that every launch
-/// runs tens of microseconds).
-const BYTES_PER_SM: u64 = 4 << 20;
+/// runs tens of microseconds)...
+const BYTES_PER_SM: u64 = 16 << 20;
+/// ...and at least this many per launch: with few SMs a launch then still runs a few
+/// hundred microseconds (at 4 MiB per SM and no floor one SM's launch ran ~22 us and the
+/// samples of 1-32 SMs spread by 1.1-3 %, above the 1 % rule).
+const MIN_BYTES: u64 = 64 << 20;
+
+/// 16-byte vectors one launch with `k` SMs reads: k x [`BYTES_PER_SM`], at least
+/// [`MIN_BYTES`], in whole chunks of `chunk_vec`.
+pub fn vectors_per_launch(k: u32, chunk_vec: u64) -> u64 {
+    ((u64::from(k) * BYTES_PER_SM).max(MIN_BYTES) / 16).div_ceil(chunk_vec) * chunk_vec
+}
 
 /// Name of the per-k metric.
 pub fn l2_sms_metric(k: u32) -> String {
@@ -124,7 +135,7 @@ impl Runner<'_> {
         let mut points = Vec::new();
         for k in sm_counts(n, self.cfg.quick) {
             let limit = ids[k as usize - 1] + 1;
-            let n_vec = (u64::from(k) * BYTES_PER_SM / 16).div_ceil(chunk_vec) * chunk_vec;
+            let n_vec = vectors_per_launch(k, chunk_vec);
             let name = l2_sms_metric(k);
             let launch = |_: usize, j: usize, ctr: &DeviceBuffer<u32>, msk: &DeviceBuffer<u32>| {
                 gpu.launch(
@@ -192,6 +203,15 @@ mod tests {
         assert_eq!(v.iter().filter(|&&k| k >= 66).count(), 9); // 72..128 by 8, and 132
         assert_eq!(sm_counts(108, true), vec![1, 4, 16, 32, 64, 96, 108]);
         assert_eq!(sm_counts(2, false), vec![1, 2]);
+    }
+
+    #[test]
+    fn launches_read_at_least_64_mib() {
+        let chunk = 512 * 4 * 8;
+        assert_eq!(vectors_per_launch(1, chunk) * 16, 64 << 20);
+        assert_eq!(vectors_per_launch(4, chunk) * 16, 64 << 20);
+        assert_eq!(vectors_per_launch(132, chunk) * 16, 132 * (16 << 20));
+        assert_eq!(vectors_per_launch(132, chunk) % chunk, 0);
     }
 
     #[test]
