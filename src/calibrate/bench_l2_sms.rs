@@ -23,8 +23,8 @@ use super::CalibError;
 use crate::gpu::{DeviceBuffer, KernelArgs, LaunchDims};
 use crate::hw::schema::Curve;
 
-/// The curve's name.
-pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
+/// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
+pub use crate::hw::calibrated::L2_SMS_CURVE;
 /// Independent loads in flight per thread (`L2_UNROLL` in csrc/l2_bw.cu).
 const L2_UNROLL: u64 = 4;
 /// Threads per block.

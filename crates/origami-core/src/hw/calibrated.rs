@@ -64,12 +64,16 @@ fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
     ))
 }
 
+/// The curve `origami-calibrate --only l2-sms` writes (L2 bandwidth against the SMs that
+/// read), whose fit carries `l2_active_exponent`.
+pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
+
 /// The exponent of the L2 share law measured by `l2-sms` (the curve's fit), clamped to
 /// [0, 1] (a share that shrinks with fewer SMs, or an aggregate that grows, is outside the
 /// model's law); `None` without the curve.
 fn l2_active_exponent(doc: &HwDoc) -> Option<f64> {
     doc.curves
-        .get("l2_read_gbps_vs_sms")
+        .get(L2_SMS_CURVE)
         .and_then(|c| c.fit.get("l2_active_exponent").copied())
         .filter(|v| v.is_finite())
         .map(|v| v.clamp(0.0, 1.0))
@@ -392,7 +396,7 @@ mod tests {
             let mut fit = std::collections::BTreeMap::new();
             fit.insert("l2_active_exponent".to_string(), fitted);
             doc.curves.insert(
-                "l2_read_gbps_vs_sms".into(),
+                L2_SMS_CURVE.into(),
                 crate::hw::schema::Curve {
                     x_name: "active_sms".into(),
                     y_name: "l2_read_gbps".into(),
