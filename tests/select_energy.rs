@@ -40,7 +40,11 @@ fn costs_file(static_w: f64) -> std::path::PathBuf {
         m["details"] = serde_json::json!({});
         doc["measurements"].as_array_mut().unwrap().push(m);
     }
-    let p = dir().join(format!("costs-{static_w}.json"));
+    // one file per call: the tests run in parallel threads of one process, and two of them
+    // writing the same name let a third read a half-written file
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = dir().join(format!("costs-{static_w}-{n}.json"));
     std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
     p
 }
