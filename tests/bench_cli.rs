@@ -205,6 +205,24 @@ fn report_and_refit_work_without_a_gpu() {
     assert!(fitted.exists());
     let (c, err) = code(&["refit", "--out", d.to_str().unwrap(), "--fit-set", "nope"]);
     assert_eq!(c, 2, "{err}");
+    // a knob the descent does not have: exit 2, one line naming it
+    let dir = d.to_str().unwrap();
+    let (c, err) = code(&[
+        "refit",
+        "--out",
+        dir,
+        "--fit-set",
+        "seed",
+        "--hold",
+        "tp_nope",
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("--hold tp_nope: not a knob"), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]

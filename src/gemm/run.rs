@@ -366,9 +366,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_run_on_the_mock_reports_the_pick_and_given_configs() {
-        let s = setup(&SetupRequest {
+    /// The origami family on the H100 preset, with its fitted tier.
+    fn h100_origami() -> crate::setup::Setup {
+        setup(&SetupRequest {
             device: None,
             gpu_name: Some("h100-sxm".into()),
             override_file: None,
@@ -377,7 +377,12 @@ mod tests {
             no_fitted: false,
             calibration_only: false,
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_run_on_the_mock_reports_the_pick_and_given_configs() {
+        let s = h100_origami();
         let sel = s.selector(Dtype::Fp16).unwrap();
         let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
         let pol = TimingPolicy::default();
@@ -432,16 +437,7 @@ mod tests {
 
     #[test]
     fn a_tf32_run_on_the_mock_prices_fp32_tiles() {
-        let s = setup(&SetupRequest {
-            device: None,
-            gpu_name: Some("h100-sxm".into()),
-            override_file: None,
-            family: "origami".into(),
-            model: "origami".into(),
-            no_fitted: false,
-            calibration_only: false,
-        })
-        .unwrap();
+        let s = h100_origami();
         let sel = s.selector(Dtype::Tf32).unwrap();
         let p = Problem::new(1000, 1000, 1004, Dtype::Tf32).unwrap();
         let mut b = MockBench::new(Dtype::Tf32);
