@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Issue 14: do the calibrated files of two GPUs lead to different picks, each the better on
 its own GPU? The calibration-only tier's triton pick for every shape timed on both the
-H100 (results/h100/triton-auto/classic2) and the H200 (results/h200/triton-table/fit),
-from each GPU's measured calibration, looked up in both sweeps (A/BF against the sweep's
-fastest launch at any GROUP_SIZE_M). Usage (CPU, repository root, after
+H100 (results/h100/triton-auto/classic2, results/h100/triton-two-gpu/run2) and the H200
+(results/h200/triton-table/fit, results/h200/triton-two-gpu/run and run2: the shapes where
+the two calibrations pick apart, results/h200/triton-two-gpu/README.md), from each GPU's
+measured calibration, looked up in both GPUs' sweeps (A/BF against the sweep's fastest
+launch at any GROUP_SIZE_M). A shape in two sweeps of one GPU is scored on the later one
+(each A/BF stays within one run); the earlier one's scores are printed as the repeat. Usage (CPU, repository root, after
 `cargo build --release`): python3 scripts/calib_only/two_gpu_picks.py"""
 import collections
 import csv
@@ -12,9 +15,13 @@ import io
 import os
 import subprocess
 
+# per GPU: its measured calibration and its sweeps, oldest first
 GPUS = {
-    "h100": ("results/h100/calibrate-2026-11-23.json", "results/h100/triton-auto/classic2/configs.csv.gz"),
-    "h200": ("calibrations/h200.json", "results/h200/triton-table/fit/configs.csv"),
+    "h100": ("results/h100/calibrate-2026-11-23.json", ["results/h100/triton-auto/classic2/configs.csv.gz",
+                                                        "results/h100/triton-two-gpu/run2/configs.csv.gz"]),
+    "h200": ("calibrations/h200.json", ["results/h200/triton-table/fit/configs.csv",
+                                        "results/h200/triton-two-gpu/run/configs.csv.gz",
+                                        "results/h200/triton-two-gpu/run2/configs.csv.gz"]),
 }
 
 
@@ -34,6 +41,18 @@ def times(path):
     return t
 
 
+def sweeps_times(paths):
+    """A shape's times from the last sweep that timed it, and the earlier runs' times of the
+    shapes timed again (shape -> list of older time tables)."""
+    latest, older = {}, collections.defaultdict(list)
+    for path in paths:
+        for shape, t in times(path).items():
+            if shape in latest:
+                older[shape].append(latest[shape])
+            latest[shape] = t
+    return latest, older
+
+
 def pick(shape, calibration):
     out = subprocess.run(
         ["target/release/origami-select", *shape, "--family", "triton", "--calibration-only",
@@ -45,7 +64,16 @@ def pick(shape, calibration):
 
 
 def main():
-    measured = {g: times(sweep) for g, (_, sweep) in GPUS.items()}
+    both = {g: sweeps_times(paths) for g, (_, paths) in GPUS.items()}
+    measured = {g: latest for g, (latest, _) in both.items()}
+    for g, (_, older) in both.items():
+        for shape, runs in older.items():
+            p = {by: pick(shape, cal) for by, (cal, _) in GPUS.items()}
+            for run in runs:
+                best = min(run.values())
+                print(f"{'x'.join(shape):>16}  repeat on {g}, the earlier run: " + "; ".join(
+                    f"{by}'s pick {best / run[p[by]]:.3f}" if p[by] in run else f"{by}'s pick untimed"
+                    for by in GPUS))
     shared = sorted(set(measured["h100"]) & set(measured["h200"]), key=lambda s: tuple(map(int, s)))
     differ = 0
     for shape in shared:
