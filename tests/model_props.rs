@@ -151,6 +151,7 @@ proptest! {
         dvfs in 1.0f64..4.0,
         paths in proptest::array::uniform3(any::<bool>()),
         share in 0.0f64..1.0,
+        busy in 0.0f64..1.0,
     ) {
         use origami::hw::energy::EnergyCosts;
         use origami::model::energy::{predict as energy, Traffic};
@@ -182,6 +183,7 @@ proptest! {
             tf32: paths[2],
             tma: paths[1],
             active_sms: share,
+            issue_busy: busy,
         };
         let e = energy(&c, &t, time_us, limit);
         for v in [e.energy_mj, e.sustained_us, e.power_w, e.dynamic_mj, e.clock_fraction] {

@@ -64,6 +64,12 @@ pub struct Traffic {
     /// The share of the GPU's SMs that hold work (CTAs over SMs, at most 1): they draw
     /// the active power (`EnergyCosts::active_w`) while the launch runs.
     pub active_sms: f64,
+    /// The share of the launch's time those SMs draw the active power: 1 on the SM load
+    /// path (its load costs were measured with every SM issuing, above the active power);
+    /// with TMA loads, the share spent on their own tensor-core and shared-memory work
+    /// (`issue_busy`): while they wait on a TMA copy, an L2 or DRAM transfer or a
+    /// latency they draw the static power and the loads' own costs.
+    pub issue_busy: f64,
 }
 
 impl Traffic {
@@ -99,7 +105,21 @@ impl Traffic {
             tf32: p.dtype == crate::dtype::Dtype::Tf32,
             tma,
             active_sms: (b.work_items as f64 / f64::from(sms.max(1))).min(1.0),
+            issue_busy: if tma { issue_busy(b) } else { 1.0 },
         }
+    }
+}
+
+/// The share of a launch's cycles (SM or DRAM bound) its busiest SM works rather than waits:
+/// 1 less its iterations' and fills' waiting (`memory_wait_cycles`) and the DRAM time
+/// beyond the SMs', in [0, 1]; 1 when the breakdown has no cycles.
+pub fn issue_busy(b: &ThroughputBreakdown) -> f64 {
+    let launch = b.sm_cycles.max(b.dram_cycles);
+    let waiting = b.memory_wait_cycles + (b.dram_cycles - b.sm_cycles).max(0.0);
+    if launch > 0.0 && waiting.is_finite() {
+        (1.0 - waiting / launch).clamp(0.0, 1.0)
+    } else {
+        1.0
     }
 }
 
@@ -177,6 +197,11 @@ pub fn predict(
     // the clock as the operations' energy does: part of the dynamic energy
     let active_mj = (costs.active_w.unwrap_or(costs.static_w) - costs.static_w).max(0.0)
         * traffic.active_sms.clamp(0.0, 1.0)
+        * if traffic.issue_busy.is_finite() {
+            traffic.issue_busy.clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
         * t
         * 1e-3;
     let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9 + active_mj;
@@ -248,6 +273,7 @@ mod tests {
             tf32: false,
             tma: false,
             active_sms: 1.0,
+            issue_busy: 1.0,
         }
     }
 
@@ -374,5 +400,19 @@ mod tests {
         let e = predict(&c, &t, 1000.0, 700.0);
         assert!((e.energy_mj - 300.0).abs() < 1e-9, "{e:?}");
         assert!((e.dynamic_mj - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn only_the_busy_share_of_the_time_draws_the_active_power() {
+        let mut c = costs();
+        c.active_w = Some(400.0);
+        let mut t = traffic(0.0, 0.0, 0.0, 0.0, 0.0);
+        t.issue_busy = 0.25;
+        // 200 W static + (400 - 200) x 0.25 over 1 ms
+        let e = predict(&c, &t, 1000.0, 700.0);
+        assert!((e.energy_mj - 250.0).abs() < 1e-9, "{e:?}");
+        t.issue_busy = f64::NAN;
+        // an undefined share counts as busy (the whole active power), never as NaN
+        assert!((predict(&c, &t, 1000.0, 700.0).energy_mj - 400.0).abs() < 1e-9);
     }
 }

@@ -984,6 +984,45 @@ mod tests {
     }
 
     #[test]
+    fn tma_launches_waiting_on_memory_draw_less_active_power() {
+        // The energy model's busy share (model::energy): a decode launch of the Hopper
+        // family waits on DRAM for most of its time, a large square one works; the
+        // mma.sync family's loads were priced above the active power, so its share is 1.
+        let doc = preset("h100-sxm").unwrap();
+        let busy = |fam: &dyn KernelFamily, m: u64, n: u64, k: u64| -> f64 {
+            let (_, fitted) =
+                crate::hw::fitted::fitted_constants(fam.name(), &doc.gpu).unwrap_or_default();
+            let constants =
+                ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v)))
+                    .unwrap();
+            let s = Selector::new(
+                fam,
+                &doc.gpu,
+                &doc.params,
+                &constants,
+                Variant::Origami,
+                Dtype::Fp16,
+            )
+            .unwrap();
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            let pick = s.select(&p, false).unwrap().pick.config;
+            s.traffic(&p, &pick).unwrap().issue_busy
+        };
+        let hopper = crate::model::family::HopperFamily;
+        let decode = busy(&hopper, 1, 28672, 4096);
+        let square = busy(&hopper, 8192, 8192, 8192);
+        // (the p-norm of the iteration's terms counts part of a compute-bound iteration as
+        // waiting too: 0.45 at 8192^3 with the committed hopper constants, 0.11 for decode)
+        assert!(decode < 0.25, "decode busy share {decode}");
+        assert!(
+            square > 3.0 * decode,
+            "8192^3 busy share {square}, decode {decode}"
+        );
+        let origami = crate::model::family::OrigamiFamily;
+        assert_eq!(busy(&origami, 1, 28672, 4096), 1.0);
+    }
+
+    #[test]
     fn a_split_configs_own_prediction_is_its_ranked_prediction() {
         // predict_config (run, refit, score) must find the config's own decomposition,
         // not the first launch of its warps and stages.

@@ -153,6 +153,11 @@ pub struct ThroughputBreakdown {
     /// Which of those bounds the iteration.
     pub iter_bound: &'static str,
     pub sm_cycles: f64,
+    /// Of the busiest SM's cycles, those it waits rather than works: each K iteration's
+    /// time beyond its own tensor-core and shared-memory work (what the L2, pipeline and
+    /// warp-latency terms add) and the fills' load round trips (the energy model's idle
+    /// share, `energy::Traffic::issue_busy`).
+    pub memory_wait_cycles: f64,
     pub dram_bytes: f64,
     pub dram_cycles: f64,
     pub total: f64,
@@ -739,6 +744,11 @@ pub fn predict_on(
     let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
         k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
     };
+    // per K iteration, the time beyond the SM's own work (tensor cores, shared memory)
+    let wait_per_iter = |terms: &[f64; 5]| -> f64 {
+        (combine(terms, k.tp_smooth_exponent) - terms[0].max(terms[1])).max(0.0)
+    };
+    let mut memory_wait_cycles = 0.0;
     let (full_rounds, rest) = if o == 1 {
         (busiest, 0)
     } else {
@@ -752,6 +762,8 @@ pub fn predict_on(
         // the loop is flattened) the fill; the set-up and the first fill once.
         terms = costs.iteration(1.0);
         let fills = if pl.overlapped_fill { 1 } else { busiest };
+        memory_wait_cycles =
+            busiest as f64 * k_iters as f64 * wait_per_iter(&terms) + fills as f64 * costs.fill;
         sm_cycles = busiest as f64
             * (k_iters as f64 * combine(&terms, k.tp_smooth_exponent) + costs.per_block)
             + fills as f64 * costs.fill
@@ -760,10 +772,13 @@ pub fn predict_on(
     } else if full_rounds > 0 {
         terms = costs.iteration(o as f64);
         sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);
+        memory_wait_cycles +=
+            full_rounds as f64 * (k_iters as f64 * wait_per_iter(&terms) + costs.fill);
     }
     if rest > 0 {
         let t = costs.iteration(rest as f64);
         sm_cycles += block_rounds(&t, rest as f64);
+        memory_wait_cycles += k_iters as f64 * wait_per_iter(&t) + costs.fill;
         if full_rounds == 0 {
             terms = t;
         }
@@ -812,6 +827,7 @@ pub fn predict_on(
             bound
         },
         sm_cycles,
+        memory_wait_cycles,
         dram_bytes,
         dram_cycles,
         total: k.tp_time_scale
