@@ -19,7 +19,7 @@
 //       const __grid_constant__ HgTmaDesc tma_c,   // C: dims {N, M}, box {HG_CW, 64},
 //                                                  //    swizzle HG_CW * 2 bytes
 //       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma,
-//       int k_per_split, float* workspace, int stream_k)
+//       int k_per_split, float* workspace, int stream_k, int pair_n)
 //
 // The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
 // interleave none, out-of-bounds fill zero); this file only reads them. C's map is used
@@ -109,12 +109,16 @@
 #endif
 
 // Clusters (HG_CLUSTER 2: an instance whose CTAs run in pairs, `__cluster_dims__(2, 1, 1)`):
-// the two CTAs of a cluster take the two tiles of one 2 BM x BN pair, rows tm = 2 tp and
-// 2 tp + 1 of the same column tn, which share B's BN x BK slice of every K tile. Each CTA's
-// producer loads its own A box and half of B's (BN / 2 rows: tma_b's box must have BN / 2
-// rows) and multicasts that half into both CTAs' stage at the same offset, completing on
-// both CTAs' `full` barrier (each expects A + all of B: the peer's half arrives through
-// the peer's copy). A stage is refilled only when the consumers of both CTAs freed it: each
+// with pair_n == 0 the two CTAs of a cluster take the two tiles of one 2 BM x BN pair, rows
+// tm = 2 tp and 2 tp + 1 of the same column tn, which share B's BN x BK slice of every K
+// tile. Each CTA's producer loads its own A box and half of B's (BN / 2 rows: tma_b's box
+// must have BN / 2 rows) and multicasts that half into both CTAs' stage at the same offset,
+// completing on both CTAs' `full` barrier (each expects A + all of B: the peer's half
+// arrives through the peer's copy). With pair_n == 1 the roles of A and B swap: the pair
+// takes columns tn = 2 tp and 2 tp + 1 of one row, which share A's BM x BK slice; each CTA
+// loads its own B box and half of A's (tma_a's box has BM / 2 rows) and multicasts it (the
+// host picks the direction that leaves the fewer pairs: 33 x 4 tiles pair into 33 x 2 along
+// N but 17 x 4 along M). A stage is refilled only when the consumers of both CTAs freed it: each
 // consumer arrives on the `empty` barrier of both CTAs (CONSUMERS x 2 arrivals). The pairs
 // walk the grid in the grouped order over pair rows; the grid (even) is the number of
 // CTAs; split-K and Stream-K are not combined with it (k_per_split and stream_k ignored).
@@ -153,6 +157,7 @@ constexpr int EPI_BYTES = CONSUMERS * 2 * CHUNK_BYTES;
 constexpr u32 C_SWIZZLE_MASK = CW == 64 ? 7 : (CW == 32 ? 3 : 1);
 constexpr int CLUSTER = HG_CLUSTER;
 constexpr int B_PART = B_STAGE / CLUSTER;    // bytes of B each CTA of a cluster loads
+constexpr int A_PART = A_STAGE / CLUSTER;    // bytes of A each CTA loads when pairs share A
 constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;
 constexpr int PRODUCER_REGS = 40;
 
@@ -163,6 +168,7 @@ static_assert(BM <= 256, "a TMA box holds at most 256 rows");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
 static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs");
 static_assert(B_PART % 1024 == 0, "each CTA's part of B keeps whole swizzle atoms");
+static_assert(A_PART % 1024 == 0, "each CTA's part of A keeps whole swizzle atoms");
 static_assert(MI * ACC <= 128 + 64 * (CONSUMERS == 1), "accumulators must fit the registers");
 static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte aligned");
 static_assert(BN % CW == 0 && (CW == 64 || CW == 32 || CW == 16), "C chunks split BN");
@@ -374,7 +380,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
                         const __grid_constant__ HgTmaDesc tma_b,
                         const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
                         int N, int K, int group_m, int c_by_tma, int k_per_split,
-                        float* workspace, int stream_k) {
+                        float* workspace, int stream_k, int pair_n) {
   using namespace hopper_gemm_detail;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
@@ -390,9 +396,12 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   const int wg = threadIdx.x / 128;
   const int grid_m = (M + BM - 1) / BM;
   const int grid_n = (N + BN - 1) / BN;
-  // with clusters the work is over pair rows (tile row tm = CLUSTER x pair row + rank)
-  const int grid_mc = (grid_m + CLUSTER - 1) / CLUSTER;
-  const int tiles = grid_mc * grid_n;
+  // with clusters the work is over pair rows (tile row tm = CLUSTER x pair row + rank) or,
+  // with pair_n, pair columns (tn = CLUSTER x pair column + rank)
+  if (CLUSTER == 1) pair_n = 0;
+  const int grid_mc = pair_n ? grid_m : (grid_m + CLUSTER - 1) / CLUSTER;
+  const int grid_nc = pair_n ? (grid_n + CLUSTER - 1) / CLUSTER : grid_n;
+  const int tiles = grid_mc * grid_nc;
   const int k_tiles = (K + BK - 1) / BK;
   const int rank = CLUSTER > 1 ? static_cast<int>(cluster_rank()) : 0;
   // split-K: each tile's K tiles in runs of k_per_split, every run non-empty
@@ -428,18 +437,27 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
       int t, kt0, kt1, sp;
       while (work.next(t, kt0, kt1, sp)) {
         int tm, tn;
-        tile_coords(t, grid_mc, grid_n, group_m, tm, tn);
-        tm = tm * CLUSTER + rank;
+        tile_coords(t, grid_mc, grid_nc, group_m, tm, tn);
+        if (pair_n) {
+          tn = tn * CLUSTER + rank;
+        } else {
+          tm = tm * CLUSTER + rank;
+        }
+        const unsigned short both = static_cast<unsigned short>((1u << CLUSTER) - 1u);
         for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(empty_bar(s), phase ^ 1u);
           mbar_expect_tx(full_bar(s), STAGE_BYTES);
-          tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
           if (CLUSTER == 1) {
+            tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
+            tma_load_2d(b_stage(s), &tma_b, kt * BK, tn * BN, full_bar(s));
+          } else if (pair_n) {
+            tma_load_2d_multicast(a_stage(s) + rank * A_PART, &tma_a, kt * BK,
+                                  tm * BM + rank * (BM / CLUSTER), full_bar(s), both);
             tma_load_2d(b_stage(s), &tma_b, kt * BK, tn * BN, full_bar(s));
           } else {
+            tma_load_2d(a_stage(s), &tma_a, kt * BK, tm * BM, full_bar(s));
             tma_load_2d_multicast(b_stage(s) + rank * B_PART, &tma_b, kt * BK,
-                                  tn * BN + rank * (BN / CLUSTER), full_bar(s),
-                                  static_cast<unsigned short>((1u << CLUSTER) - 1u));
+                                  tn * BN + rank * (BN / CLUSTER), full_bar(s), both);
           }
           if (++s == STAGES) {
             s = 0;
@@ -463,8 +481,12 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     int t, kt0, kt1, sp;
     while (work.next(t, kt0, kt1, sp)) {
       int tm, tn;
-      tile_coords(t, grid_mc, grid_n, group_m, tm, tn);
-      tm = tm * CLUSTER + rank;
+      tile_coords(t, grid_mc, grid_nc, group_m, tm, tn);
+      if (pair_n) {
+        tn = tn * CLUSTER + rank;
+      } else {
+        tm = tm * CLUSTER + rank;
+      }
       int prev = -1;  // the stage whose wgmma may still be reading
       for (int kt = kt0; kt < kt1; ++kt) {
         mbar_wait(full_bar(s), phase);

@@ -14,7 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 # BMxBNxSTAGESxCONSUMERS[xCLUSTER] (a clustered instance has its unclustered row's figures)
 for c in 128x256x4x2 256x128x4x2 128x192x4x2 128x128x6x2 128x64x8x2 128x128x4x1 64x256x4x1 \
-         64x128x8x1 64x64x8x1 128x256x4x2x2 64x128x8x1x2; do
+         64x128x8x1 64x64x8x1 128x256x4x2x2 64x128x8x1x2 \
+         128x144x6x2x2; do
     IFS=x read -r bm bn st co cl <<<"$c"
     for dt in fp16 bf16; do
         flag=""

@@ -8,6 +8,7 @@ use crate::dtype::Dtype;
 use crate::gpu::tma::MapShape;
 use crate::gpu::{LaunchDims, ModuleSpec};
 use crate::model::family::hopper;
+use crate::model::throughput::{cluster_pairing, ClusterPairing};
 use crate::model::{Config, Problem};
 
 use super::GemmError;
@@ -87,7 +88,8 @@ pub struct SplitPlan {
     /// The tile's elements (Stream-K's partial tile per CTA).
     tile_elems: u64,
     tiles: u64,
-    /// With `cluster`: the work items, pairs of tiles (two tile rows, one column); else 0.
+    /// With `cluster`: the work items, pairs of tiles (two tile rows of one column, or two
+    /// columns of one row: [`pairing`]); else 0.
     pair_tiles: u64,
 }
 
@@ -98,14 +100,7 @@ impl SplitPlan {
         let tiles =
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
         let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
-        let pair_tiles = if c.switches.cluster {
-            crate::model::throughput::cluster_pairs(
-                p.m.div_ceil(u64::from(c.block_m.max(1))),
-                p.n.div_ceil(u64::from(c.block_n.max(1))),
-            )
-        } else {
-            0
-        };
+        let pair_tiles = pairing(c, p).map_or(0, |pr| pr.pairs);
         if c.stream_k {
             return SplitPlan {
                 k_per_split: k_tiles,
@@ -178,27 +173,41 @@ pub fn reduce_dims(sms: u32) -> LaunchDims {
     LaunchDims::linear(4 * sms.max(1), 256)
 }
 
+/// How a `cluster` launch pairs its tiles (the kernel's `pair_n` argument and which
+/// operand's box is halved); `None` without `cluster`.
+pub fn pairing(c: &Config, p: &Problem) -> Option<ClusterPairing> {
+    c.switches.cluster.then(|| {
+        let (bm, bn) = (u64::from(c.block_m.max(1)), u64::from(c.block_n.max(1)));
+        cluster_pairing(p.m.div_ceil(bm), p.n.div_ceil(bn), bm, bn)
+    })
+}
+
 /// Whether C is stored by TMA (its rows 16-byte multiples), else from registers.
 pub fn c_by_tma(p: &Problem) -> bool {
     p.n % 8 == 0
 }
 
-/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64; BN / 2 x 64 with
-/// `cluster`) and C (M x N, boxes 64 x the epilogue chunk's columns; unused when `c_by_tma`
-/// is false).
+/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64) and C (M x N,
+/// boxes 64 x the epilogue chunk's columns; unused when `c_by_tma` is false); with
+/// `cluster` the shared operand's box has half its rows (B's for pairs along M, A's along
+/// N: each CTA of a pair loads and multicasts one half).
 pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
+    let along_n = pairing(c, p).map(|pr| pr.along_n);
     [
         MapShape {
             rows: p.m,
             cols: p.k,
-            box_rows: c.block_m,
+            box_rows: if along_n == Some(true) {
+                c.block_m / 2
+            } else {
+                c.block_m
+            },
             box_cols: c.block_k,
         },
         MapShape {
             rows: p.n,
             cols: p.k,
-            // with `cluster` each CTA of a pair loads (and multicasts) half of B's rows
-            box_rows: if c.switches.cluster {
+            box_rows: if along_n == Some(false) {
                 c.block_n / 2
             } else {
                 c.block_n
@@ -278,6 +287,20 @@ mod tests {
         assert_eq!(launch_dims(&c, &small, 132).grid.0, 8);
         let [a, b, _] = map_shapes(&c, &p);
         assert_eq!((a.box_rows, b.box_rows), (128, 128));
+        assert!(!pairing(&c, &p).unwrap().along_n);
+        // 4100 x 576 in 128 x 144 tiles: 33 x 4; along M 17 x 4 = 68 pairs (136 CTAs, more
+        // than one wave), along N 33 x 2 = 66: the pairs share A, whose box is halved
+        let one_wave = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
+        let c144 = parse_config("128x144x64,g16,w12,s4,cluster").unwrap();
+        let pr = pairing(&c144, &one_wave).unwrap();
+        assert!(pr.along_n && pr.pairs == 66, "{pr:?}");
+        assert_eq!(launch_dims(&c144, &one_wave, 132).grid.0, 132);
+        let [a, b, _] = map_shapes(&c144, &one_wave);
+        assert_eq!((a.box_rows, b.box_rows), (64, 144));
+        assert_eq!(
+            pairing(&parse_config("128x144x64,w12,s4").unwrap(), &one_wave),
+            None
+        );
         let spec = module_spec(&c, Dtype::Fp16);
         assert!(spec.options.iter().any(|o| o == "-DHG_CLUSTER=2"));
         assert_ne!(

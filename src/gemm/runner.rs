@@ -559,7 +559,10 @@ impl Runner {
                     .i32(i32::from(c_by_tma))
                     .i32(plan.k_per_split as i32)
                     .u64(ws)
-                    .i32(i32::from(stream)),
+                    .i32(i32::from(stream))
+                    .i32(i32::from(
+                        hopper_kernel::pairing(&inst.config, p).is_some_and(|pr| pr.along_n),
+                    )),
             )?;
             if split {
                 let reduce = inst.reduce.as_ref().ok_or_else(|| {

@@ -530,25 +530,55 @@ impl TileGrid {
     }
 }
 
-/// The work items of a clustered launch (csrc/hopper_gemm.cu, HG_CLUSTER 2): pairs of
-/// tiles, two tile rows of one column (a last odd row paired with one past M).
-pub fn cluster_pairs(grid_m: u64, grid_n: u64) -> u64 {
-    grid_m.div_ceil(2) * grid_n
+/// How a clustered launch pairs its tiles (csrc/hopper_gemm.cu, HG_CLUSTER 2): along M (two
+/// tile rows of one column share B's slice, `along_n` false) or along N (two tile columns of
+/// one row share A's), whichever leaves the fewer pairs (a last odd row or column is paired
+/// with one past the edge); on a tie, the one that shares the wider operand slice (B when
+/// BN >= BM). The kernel's `pair_n` argument and the tensor maps' half boxes follow it; one
+/// rule for the runner and the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterPairing {
+    pub along_n: bool,
+    /// Pairs of tiles (the clustered launch's work items).
+    pub pairs: u64,
+}
+
+/// The pairing of a `grid_m` x `grid_n` grid of `bm` x `bn` tiles ([`ClusterPairing`]).
+pub fn cluster_pairing(grid_m: u64, grid_n: u64, bm: u64, bn: u64) -> ClusterPairing {
+    let along_m = grid_m.div_ceil(2) * grid_n;
+    let along_n = grid_m * grid_n.div_ceil(2);
+    if along_n < along_m || (along_n == along_m && bm > bn) {
+        ClusterPairing {
+            along_n: true,
+            pairs: along_n,
+        }
+    } else {
+        ClusterPairing {
+            along_n: false,
+            pairs: along_m,
+        }
+    }
 }
 
 impl TileGrid {
     /// The grid of a clustered launch of the same tile (csrc/hopper_gemm.cu, HG_CLUSTER 2):
-    /// pairs of CTAs take pairs of tiles (two tile rows, one column), at most one pair per
-    /// two SMs, so the busiest CTA runs ceil(pairs / (SMs / 2)) tiles (a last odd tile row
-    /// is paired with one past M); each CTA reads A and half of B from L2 and gets B's
-    /// other half from its peer's multicast: the L2 bytes per K iteration fall from
-    /// (BM + BN) BK to (BM + BN / 2) BK, an L2 speedup of their ratio.
+    /// pairs of CTAs take pairs of tiles ([`cluster_pairing`]: two tile rows of one column,
+    /// or two columns of one row), at most one pair per two SMs, so the busiest CTA runs
+    /// ceil(pairs / (SMs / 2)) tiles; each CTA reads its own operand slice and half of the
+    /// shared one from L2 and gets the other half from its peer's multicast: the L2 bytes
+    /// per K iteration fall from (BM + BN) BK to (BM + BN / 2) BK (pairs along M) or
+    /// (BM / 2 + BN) BK (along N), an L2 speedup of their ratio.
     pub fn cluster(&self, hw: &ModelInputs<'_>) -> TileGrid {
         let sms = u64::from(hw.gpu.sm_count.max(2));
-        let pairs = cluster_pairs(self.grid_m, self.grid_n);
-        let share = (self.bm + self.bn) as f64 / (self.bm as f64 + self.bn as f64 / 2.0);
+        let pairing = cluster_pairing(self.grid_m, self.grid_n, self.bm, self.bn);
+        let (bm, bn) = (self.bm as f64, self.bn as f64);
+        let share = if pairing.along_n {
+            (bm + bn) / (bm / 2.0 + bn)
+        } else {
+            (bm + bn) / (bm + bn / 2.0)
+        };
         TileGrid {
-            busiest: pairs.div_ceil(sms / 2),
+            busiest: pairing.pairs.div_ceil(sms / 2),
             l2_speedup: Some(self.l2_speedup.unwrap_or(1.0) * share),
             ..*self
         }
@@ -902,6 +932,24 @@ mod tests {
         // Two iterations of 1280 plus the fill of one round trip.
         assert!((b.sm_cycles - (2.0 * 1280.0 + 800.0)).abs() < 1e-9);
         assert!(b.total >= b.sm_cycles);
+    }
+
+    #[test]
+    fn clusters_pair_along_the_dimension_that_leaves_fewer_pairs() {
+        // 33 x 4 tiles: 17 x 4 = 68 pairs along M, 33 x 2 = 66 along N
+        assert_eq!(
+            cluster_pairing(33, 4, 128, 144),
+            ClusterPairing {
+                along_n: true,
+                pairs: 66
+            }
+        );
+        assert_eq!(cluster_pairing(4, 33, 128, 144).pairs, 66);
+        assert!(!cluster_pairing(4, 33, 128, 144).along_n);
+        // a tie shares the wider slice: B when BN >= BM, A otherwise
+        assert!(!cluster_pairing(32, 4, 128, 144).along_n);
+        assert!(cluster_pairing(32, 4, 256, 128).along_n);
+        assert_eq!(cluster_pairing(1, 1, 64, 64).pairs, 1);
     }
 
     #[test]
