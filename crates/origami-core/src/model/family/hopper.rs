@@ -144,7 +144,7 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
         d.push(("HG_STREAM_K", Some(1)));
     }
     if c.switches.cluster {
-        // CTAs in pairs sharing B by TMA multicast (`__cluster_dims__(2, 1, 1)`)
+        // CTAs in pairs sharing A or B by TMA multicast (`__cluster_dims__(2, 1, 1)`)
         d.push(("HG_CLUSTER", Some(2)));
     }
     d
