@@ -963,6 +963,26 @@ mod tests {
             .config
     }
 
+    /// `f` run on `fam`'s selector for the H100 preset with the family's fitted constants
+    /// (none when it has no fit), fp16, the origami model.
+    fn with_h100_fitted<R>(fam: &dyn KernelFamily, f: impl FnOnce(&Selector<'_>) -> R) -> R {
+        let doc = preset("h100-sxm").unwrap();
+        let (_, fitted) =
+            crate::hw::fitted::fitted_constants(fam.name(), &doc.gpu).unwrap_or_default();
+        let constants =
+            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
+        let s = Selector::new(
+            fam,
+            &doc.gpu,
+            &doc.params,
+            &constants,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        f(&s)
+    }
+
     fn tile_g(c: Config) -> (u32, u32, u32, u32) {
         (c.block_m, c.block_n, c.block_k, c.group_m)
     }
@@ -988,25 +1008,12 @@ mod tests {
         // The energy model's busy share (model::energy): a decode launch of the Hopper
         // family waits on DRAM for most of its time, a large square one works; the
         // mma.sync family's loads were priced above the active power, so its share is 1.
-        let doc = preset("h100-sxm").unwrap();
         let busy = |fam: &dyn KernelFamily, m: u64, n: u64, k: u64| -> f64 {
-            let (_, fitted) =
-                crate::hw::fitted::fitted_constants(fam.name(), &doc.gpu).unwrap_or_default();
-            let constants =
-                ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v)))
-                    .unwrap();
-            let s = Selector::new(
-                fam,
-                &doc.gpu,
-                &doc.params,
-                &constants,
-                Variant::Origami,
-                Dtype::Fp16,
-            )
-            .unwrap();
-            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
-            let pick = s.select(&p, false).unwrap().pick.config;
-            s.traffic(&p, &pick).unwrap().issue_busy
+            with_h100_fitted(fam, |s| {
+                let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+                let pick = s.select(&p, false).unwrap().pick.config;
+                s.traffic(&p, &pick).unwrap().issue_busy
+            })
         };
         let hopper = crate::model::family::HopperFamily;
         let decode = busy(&hopper, 1, 28672, 4096);
@@ -1026,60 +1033,48 @@ mod tests {
     fn a_split_configs_own_prediction_is_its_ranked_prediction() {
         // predict_config (run, refit, score) must find the config's own decomposition,
         // not the first launch of its warps and stages.
-        let doc = preset("h100-sxm").unwrap();
-        let fam = crate::model::family::HopperFamily;
-        let (_, fitted) = crate::hw::fitted::fitted_constants("hopper", &doc.gpu).unwrap();
-        let constants =
-            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
-        let s = Selector::new(
-            &fam,
-            &doc.gpu,
-            &doc.params,
-            &constants,
-            Variant::Origami,
-            Dtype::Fp16,
-        )
-        .unwrap();
-        let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
-        let sel = s.select(&p, false).unwrap();
-        let ranked = s.ranked(&sel, usize::MAX);
-        let splits: std::collections::HashSet<u32> =
-            ranked.iter().map(|r| r.config.split_k).collect();
-        assert!(splits.len() > 1, "the space has split-K configs");
-        // The ranking scores at the selection's group size, predict_config at the
-        // config's (GROUP_SIZE_M moves the L2 term by a few percent); a split's grid gives
-        // a prediction of its own.
-        // The pick's tile is ranked at the pick's group size (other tiles at phase 1's,
-        // while their configs say 1): its launches must get their ranked prediction back.
-        let pick_tile = |c: &Config| (c.block_m, c.block_n, c.block_k);
-        let mine: Vec<_> = ranked
-            .iter()
-            .filter(|r| pick_tile(&r.config) == pick_tile(&sel.pick.config))
-            .collect();
-        assert!(mine.iter().any(|r| r.config.split_k > 1));
-        for r in mine {
-            let own = s.predict_config(&p, &r.config).unwrap();
-            assert!(
-                (own - r.latency_cycles).abs() <= 1e-9 * own,
-                "{}: {own} vs ranked {}",
-                r.config,
-                r.latency_cycles
-            );
-        }
-        // Every split config is priced on its own grid, not on its unsplit sibling's.
-        for r in ranked.iter().filter(|r| r.config.split_k > 1) {
-            let own = s.predict_config(&p, &r.config).unwrap();
-            let whole = Config {
-                split_k: 1,
-                ..r.config
-            };
-            let one = s.predict_config(&p, &whole).unwrap();
-            assert!(
-                (one - own).abs() > 1e-9 * own,
-                "{}: {own} = {one}",
-                r.config
-            );
-        }
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            let p = Problem::new(333, 4096, 14336, Dtype::Fp16).unwrap();
+            let sel = s.select(&p, false).unwrap();
+            let ranked = s.ranked(&sel, usize::MAX);
+            let splits: std::collections::HashSet<u32> =
+                ranked.iter().map(|r| r.config.split_k).collect();
+            assert!(splits.len() > 1, "the space has split-K configs");
+            // The ranking scores at the selection's group size, predict_config at the
+            // config's (GROUP_SIZE_M moves the L2 term by a few percent); a split's grid gives
+            // a prediction of its own.
+            // The pick's tile is ranked at the pick's group size (other tiles at phase 1's,
+            // while their configs say 1): its launches must get their ranked prediction back.
+            let pick_tile = |c: &Config| (c.block_m, c.block_n, c.block_k);
+            let mine: Vec<_> = ranked
+                .iter()
+                .filter(|r| pick_tile(&r.config) == pick_tile(&sel.pick.config))
+                .collect();
+            assert!(mine.iter().any(|r| r.config.split_k > 1));
+            for r in mine {
+                let own = s.predict_config(&p, &r.config).unwrap();
+                assert!(
+                    (own - r.latency_cycles).abs() <= 1e-9 * own,
+                    "{}: {own} vs ranked {}",
+                    r.config,
+                    r.latency_cycles
+                );
+            }
+            // Every split config is priced on its own grid, not on its unsplit sibling's.
+            for r in ranked.iter().filter(|r| r.config.split_k > 1) {
+                let own = s.predict_config(&p, &r.config).unwrap();
+                let whole = Config {
+                    split_k: 1,
+                    ..r.config
+                };
+                let one = s.predict_config(&p, &whole).unwrap();
+                assert!(
+                    (one - own).abs() > 1e-9 * own,
+                    "{}: {own} = {one}",
+                    r.config
+                );
+            }
+        });
     }
 
     #[test]
