@@ -32,7 +32,7 @@ use super::group::{choose_group, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
 use super::occupancy::{blocks_per_sm, sm_limits};
-use super::problem::{Config, Problem};
+use super::problem::{Config, Problem, Switches};
 use super::throughput::{self, bound_holds, BlockCosts, LaunchStatic, ThroughputBreakdown};
 use crate::constants::modes::Scoring;
 use crate::constants::ModelConstants;
@@ -809,6 +809,34 @@ impl<'a> Selector<'a> {
         cycles.filter(|c: &f64| usable(*c))
     }
 
+    /// Predicted cycles of a `cluster` config outside the family's space (`origami-bench run
+    /// --config ...,cluster`): the same launch without the switch, priced on the clustered
+    /// grid ([`throughput::TileGrid::cluster`]: the pairs' rounds, the shared operand's L2
+    /// bytes halved); `None` without `cluster`, without the throughput model or when the
+    /// unclustered launch is not a feasible config.
+    pub fn predict_clustered(&self, p: &Problem, config: &Config) -> Option<f64> {
+        if let Some(s) = self.for_problem(p) {
+            return s.predict_clustered(p, config);
+        }
+        if !config.switches.cluster || self.score_rule != ScoreRule::Throughput {
+            return None;
+        }
+        let alone = Config {
+            switches: Switches {
+                cluster: false,
+                ..config.switches
+            },
+            ..*config
+        };
+        let (e, j) = self.find(&alone)?;
+        let launch = LaunchStatic {
+            cluster: true,
+            ..e.launches[j]
+        };
+        let t = throughput::predict_with(p, &launch, &e.costs[j], config.group_m, &self.inputs());
+        Some(t.total).filter(|c| usable(*c))
+    }
+
     /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
     /// selector's scoring rule, handing each (launch index, cycles) to `emit`. Under
     /// `TileLatency` the tile is scored once, as its first launch in `cfgs`: every launch
@@ -1027,6 +1055,28 @@ mod tests {
         );
         let origami = crate::model::family::OrigamiFamily;
         assert_eq!(busy(&origami, 1, 28672, 4096), 1.0);
+    }
+
+    #[test]
+    fn a_clustered_config_outside_the_space_is_priced_on_the_clustered_grid() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            let p = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
+            let alone = crate::model::problem::parse_config("128x144x64,g16,w12,s6").unwrap();
+            let pair = Config {
+                switches: Switches {
+                    cluster: true,
+                    ..Switches::NONE
+                },
+                ..alone
+            };
+            // not in the family's space: no prediction of its own
+            assert_eq!(s.predict_config(&p, &pair), None);
+            assert_eq!(s.predict_clustered(&p, &alone), None);
+            let one = s.predict_config(&p, &alone).unwrap();
+            let two = s.predict_clustered(&p, &pair).unwrap();
+            // 33 x 4 tiles pair along N into one wave; A's L2 bytes halved
+            assert!(two < one && two > 0.5 * one, "{two} vs {one}");
+        });
     }
 
     #[test]
