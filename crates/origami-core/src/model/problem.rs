@@ -99,12 +99,13 @@ pub struct Config {
 /// Compile-time switches of a kernel. Triton's persistent tensor-descriptor kernel on
 /// Hopper (python/origami_gemm/kernels/triton_tma.py): `FLATTEN` and `WARP_SPECIALIZE` go
 /// to the tile loop's `tl.range`, `EPILOGUE_SUBTILE` stores C in two halves. The Hopper
-/// CUDA kernel (csrc/hopper_gemm.cu): `cluster` runs its CTAs in pairs that share B's
-/// loads by TMA multicast (`HG_CLUSTER=2`). The mma.sync kernel (csrc/gemm.cu), the
-/// knobs of the CUTLASS tuning study: `cache_all` loads with `cp.async.ca` (through L1)
-/// instead of `cp.async.cg` (L2 only), `unpredicated` drops every bounds check (shapes
-/// whose M, N and K are multiples of the tile only). Written after the launch as whole
-/// words (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
+/// CUDA kernel (csrc/hopper_gemm.cu): `cluster` runs its CTAs in pairs that share A's or
+/// B's loads by TMA multicast (`HG_CLUSTER=2`, `throughput::cluster_pairing`). The
+/// mma.sync kernel (csrc/gemm.cu), the knobs of the CUTLASS tuning study: `cache_all`
+/// loads with `cp.async.ca` (through L1) instead of `cp.async.cg` (L2 only),
+/// `unpredicated` drops every bounds check (shapes whose M, N and K are multiples of the
+/// tile only). Written after the launch as whole words (`128x256x64,g8,w8,s3,flatten`); a
+/// config without any prints as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Switches {
     pub flatten: bool,

@@ -63,7 +63,7 @@ pub struct LaunchStatic {
     pub split_k: u64,
     /// Stream-K ([`TileGrid::stream`]).
     pub stream_k: bool,
-    /// CTAs in pairs sharing B's loads by multicast ([`TileGrid::cluster`]).
+    /// CTAs in pairs sharing A's or B's loads by multicast ([`TileGrid::cluster`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cluster: bool,
 }
