@@ -262,3 +262,50 @@ fn a_lower_power_limit_slows_the_sustained_time_and_the_front_is_monotone() {
     }
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
 }
+
+#[test]
+fn explain_accounts_for_the_picks_energy() {
+    let args = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["1", "28672", "4096"];
+        v.extend(H100);
+        v.extend(["--explain"]);
+        v.extend(extra);
+        v
+    };
+    let out = ok(&args(&["--objective", "energy"]));
+    let at = out
+        .find("== Energy of the pick")
+        .unwrap_or_else(|| panic!("{out}"));
+    let section = &out[at..];
+    assert!(section.contains("busy share"), "{section}");
+    // a decode launch on the TMA path: below the limit, and its parts add up to the
+    // energy printed under it
+    let full = section
+        .lines()
+        .find(|l| l.trim_start().starts_with("at full clock"))
+        .unwrap();
+    let mj: Vec<f64> = full
+        .split(';')
+        .filter_map(|part| part.trim().strip_suffix(" mJ"))
+        .map(|v| v.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(mj.len(), 6, "{full}");
+    let under = section
+        .lines()
+        .find(|l| l.trim_start().starts_with("under"))
+        .unwrap();
+    assert!(under.contains("not capped"), "{under}");
+    let total: f64 = under
+        .split(',')
+        .find_map(|part| part.trim().strip_suffix(" mJ"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let sum: f64 = mj.iter().sum();
+    assert!(
+        (sum - total).abs() < 1e-3 * total.max(1.0),
+        "{sum} vs {total}: {section}"
+    );
+    // the model's own time objective prints no energy account
+    assert!(!ok(&args(&[])).contains("== Energy of the pick"));
+}

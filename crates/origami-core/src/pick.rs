@@ -500,6 +500,14 @@ impl PickJob {
             )
             .in_set(self.columns, auto);
             if let (Some(plan), Some((order, time_pick))) = (&self.energy, by_objective) {
+                if let Some(w) = report.walkthrough.as_mut() {
+                    w.push_str(&crate::report::selection::explain::energy_section(
+                        s,
+                        p,
+                        &report.pick,
+                        plan,
+                    ));
+                }
                 report.ranked = order.into_iter().take(self.listing.limit()).collect();
                 report.objective = Some(ObjectiveNote {
                     objective: plan.objective,

@@ -127,6 +127,12 @@ pub fn issue_busy(b: &ThroughputBreakdown) -> f64 {
 /// and TMA where the kernel uses them and the costs were measured; else mma.sync and the
 /// SM's load path: L2 into the SM, then the shared-memory write).
 pub fn dynamic_pj(costs: &EnergyCosts, t: &Traffic) -> f64 {
+    dynamic_parts_pj(costs, t).iter().sum()
+}
+
+/// [`dynamic_pj`] by what it pays for, picojoules: tensor-core FLOP (with mma.sync's
+/// fragment reads), the tiles' loads, DRAM beyond L2, C's stores.
+pub fn dynamic_parts_pj(costs: &EnergyCosts, t: &Traffic) -> [f64; 4] {
     let mma_sync = match (t.tf32, costs.pj_per_flop_tf32) {
         (true, Some(e)) => e,
         _ => costs.pj_per_flop,
@@ -144,14 +150,28 @@ pub fn dynamic_pj(costs: &EnergyCosts, t: &Traffic) -> f64 {
                 + t.fragment_bytes * costs.pj_per_smem_byte
         }
     };
-    let loads = match (t.tma, costs.pj_per_tma_l2_byte, costs.pj_per_tma_dram_byte) {
-        (true, Some(l2), Some(dram)) => t.load_bytes * l2 + t.dram_bytes * dram,
-        _ => {
-            t.load_bytes * (costs.pj_per_l2_byte + costs.pj_per_smem_byte)
-                + t.dram_bytes * costs.pj_per_dram_byte
-        }
+    let (loads, dram) = match (t.tma, costs.pj_per_tma_l2_byte, costs.pj_per_tma_dram_byte) {
+        (true, Some(l2), Some(dram)) => (t.load_bytes * l2, t.dram_bytes * dram),
+        _ => (
+            t.load_bytes * (costs.pj_per_l2_byte + costs.pj_per_smem_byte),
+            t.dram_bytes * costs.pj_per_dram_byte,
+        ),
     };
-    tensor + loads + t.store_bytes * costs.pj_per_l2_byte
+    [tensor, loads, dram, t.store_bytes * costs.pj_per_l2_byte]
+}
+
+/// The active power's energy over `time_us` (full clock), millijoules: the SMs with work,
+/// for their busy share ([`Traffic::issue_busy`]).
+pub fn active_mj(costs: &EnergyCosts, traffic: &Traffic, time_us: f64) -> f64 {
+    (costs.active_w.unwrap_or(costs.static_w) - costs.static_w).max(0.0)
+        * traffic.active_sms.clamp(0.0, 1.0)
+        * if traffic.issue_busy.is_finite() {
+            traffic.issue_busy.clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+        * time_us.max(0.0)
+        * 1e-3
 }
 
 /// Predicted energy and sustained speed of one launch.
@@ -195,16 +215,7 @@ pub fn predict(
     let t = time_us.max(0.0);
     // the SMs' active power over the static, for the share of SMs with work, scales with
     // the clock as the operations' energy does: part of the dynamic energy
-    let active_mj = (costs.active_w.unwrap_or(costs.static_w) - costs.static_w).max(0.0)
-        * traffic.active_sms.clamp(0.0, 1.0)
-        * if traffic.issue_busy.is_finite() {
-            traffic.issue_busy.clamp(0.0, 1.0)
-        } else {
-            1.0
-        }
-        * t
-        * 1e-3;
-    let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9 + active_mj;
+    let dynamic_mj = dynamic_pj(costs, traffic) * 1e-9 + active_mj(costs, traffic, t);
     // mJ / us = kW
     let dynamic_w = if t > 0.0 { dynamic_mj / t * 1e3 } else { 0.0 };
     let full_clock_w = costs.static_w + dynamic_w;

@@ -292,3 +292,68 @@ pub fn choice_section(a: &super::AutoSummary) -> String {
     }
     o
 }
+
+/// The energy model's account of the pick (`--explain` with `--objective`, `--power-limit`
+/// or `--energy-costs`): its counts, the SMs with work and their busy share, each part of
+/// its energy at full clock, and what the limit makes of it (model::energy). Empty when
+/// the pick has no energy prediction or the selector no counts for it.
+pub fn energy_section(
+    s: &Selector<'_>,
+    p: &crate::model::Problem,
+    pick: &crate::model::select::Ranked,
+    plan: &crate::model::objective::EnergyPlan,
+) -> String {
+    use crate::model::energy::{active_mj, dynamic_parts_pj};
+    let (Some(e), Some(t)) = (pick.energy, s.traffic(p, &pick.config)) else {
+        return String::new();
+    };
+    let c = &plan.costs;
+    let mut o = String::new();
+    let _ = writeln!(o, "\n== Energy of the pick (costs: {}) ==", c.source);
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let _ = writeln!(
+        o,
+        "  counts: tensor FLOP {:.3e} (the problem's 2MNK {:.3e}), loads into shared memory {:.3e} B, DRAM {:.3e} B, stores {:.3e} B; wgmma {}, TMA {}",
+        t.tensor_flop,
+        t.real_flop,
+        t.load_bytes,
+        t.dram_bytes,
+        t.store_bytes,
+        yes(t.wgmma),
+        yes(t.tma)
+    );
+    let _ = writeln!(
+        o,
+        "  SMs with work: {:.3} of {}; busy share {:.3} (the rest of the launch they wait on loads or latency; 1 on the SM load path)",
+        t.active_sms, s.gpu.sm_count, t.issue_busy
+    );
+    let [tensor, loads, dram, stores] = dynamic_parts_pj(c, &t).map(|pj| pj * 1e-9);
+    let static_mj = c.static_w * e.time_us * 1e-3;
+    let _ = writeln!(
+        o,
+        "  at full clock, {:.2} us: static {:.1} W x t = {:.4} mJ; active {:.4} mJ; tensor {:.4} mJ; loads {:.4} mJ; DRAM {:.4} mJ; stores {:.4} mJ; {:.1} W",
+        e.time_us,
+        c.static_w,
+        static_mj,
+        active_mj(c, &t, e.time_us),
+        tensor,
+        loads,
+        dram,
+        stores,
+        e.full_clock_w
+    );
+    let _ = writeln!(
+        o,
+        "  under {:.0} W: {}; {:.2} us sustained, {:.4} mJ, {:.1} W",
+        e.power_limit_w,
+        if e.capped {
+            format!("capped, SM clock x{:.2}", e.clock_fraction)
+        } else {
+            "not capped".to_string()
+        },
+        e.sustained_us,
+        e.energy_mj,
+        e.power_w
+    );
+    o
+}
