@@ -402,28 +402,21 @@ mod tests {
     }
 
     #[test]
-    fn active_sms_draw_the_active_power_for_their_share() {
+    fn active_sms_draw_the_active_power_for_their_share_and_their_busy_share() {
         let mut c = costs();
         c.active_w = Some(400.0);
         let mut t = traffic(0.0, 0.0, 0.0, 0.0, 0.0);
+        let energy = |t: &Traffic| predict(&c, t, 1000.0, 700.0);
         t.active_sms = 0.5;
         // 200 W static + (400 - 200) x 0.5 over 1 ms
-        let e = predict(&c, &t, 1000.0, 700.0);
+        let e = energy(&t);
         assert!((e.energy_mj - 300.0).abs() < 1e-9, "{e:?}");
         assert!((e.dynamic_mj - 100.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn only_the_busy_share_of_the_time_draws_the_active_power() {
-        let mut c = costs();
-        c.active_w = Some(400.0);
-        let mut t = traffic(0.0, 0.0, 0.0, 0.0, 0.0);
+        // the TMA path's busy share: 200 W static + (400 - 200) x 0.5 x 0.25 over 1 ms
         t.issue_busy = 0.25;
-        // 200 W static + (400 - 200) x 0.25 over 1 ms
-        let e = predict(&c, &t, 1000.0, 700.0);
-        assert!((e.energy_mj - 250.0).abs() < 1e-9, "{e:?}");
-        t.issue_busy = f64::NAN;
+        assert!((energy(&t).energy_mj - 225.0).abs() < 1e-9);
         // an undefined share counts as busy (the whole active power), never as NaN
-        assert!((predict(&c, &t, 1000.0, 700.0).energy_mj - 400.0).abs() < 1e-9);
+        t.issue_busy = f64::NAN;
+        assert!((energy(&t).energy_mj - 300.0).abs() < 1e-9);
     }
 }

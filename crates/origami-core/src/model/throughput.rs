@@ -771,13 +771,15 @@ pub fn predict_on(
     }
     let costs = adjusted.as_ref().unwrap_or(costs);
 
-    let block_rounds = |terms: &[f64; 5], c: f64| -> f64 {
-        k_iters as f64 * combine(terms, k.tp_smooth_exponent) + costs.fixed + c * costs.per_block
+    // One K iteration of a round (the p-norm of its terms, computed once per round), and its
+    // time beyond the SM's own work (tensor cores, shared memory): what the energy model
+    // counts as waiting.
+    let iteration = |terms: &[f64; 5]| -> (f64, f64) {
+        let it = combine(terms, k.tp_smooth_exponent);
+        (it, (it - terms[0].max(terms[1])).max(0.0))
     };
-    // per K iteration, the time beyond the SM's own work (tensor cores, shared memory)
-    let wait_per_iter = |terms: &[f64; 5]| -> f64 {
-        (combine(terms, k.tp_smooth_exponent) - terms[0].max(terms[1])).max(0.0)
-    };
+    let block_rounds =
+        |it: f64, c: f64| -> f64 { k_iters as f64 * it + costs.fixed + c * costs.per_block };
     let mut memory_wait_cycles = 0.0;
     let (full_rounds, rest) = if o == 1 {
         (busiest, 0)
@@ -791,24 +793,24 @@ pub fn predict_on(
         // One program per SM: its tiles in turn, each K iterations, the epilogue and (unless
         // the loop is flattened) the fill; the set-up and the first fill once.
         terms = costs.iteration(1.0);
+        let (it, wait) = iteration(&terms);
         let fills = if pl.overlapped_fill { 1 } else { busiest };
-        memory_wait_cycles =
-            busiest as f64 * k_iters as f64 * wait_per_iter(&terms) + fills as f64 * costs.fill;
-        sm_cycles = busiest as f64
-            * (k_iters as f64 * combine(&terms, k.tp_smooth_exponent) + costs.per_block)
+        memory_wait_cycles = busiest as f64 * k_iters as f64 * wait + fills as f64 * costs.fill;
+        sm_cycles = busiest as f64 * (k_iters as f64 * it + costs.per_block)
             + fills as f64 * costs.fill
             + (costs.fixed - costs.fill)
             + stream.map_or(0.0, |s| stream_cycles(&s, l, costs));
     } else if full_rounds > 0 {
         terms = costs.iteration(o as f64);
-        sm_cycles += full_rounds as f64 * block_rounds(&terms, o as f64);
-        memory_wait_cycles +=
-            full_rounds as f64 * (k_iters as f64 * wait_per_iter(&terms) + costs.fill);
+        let (it, wait) = iteration(&terms);
+        sm_cycles += full_rounds as f64 * block_rounds(it, o as f64);
+        memory_wait_cycles += full_rounds as f64 * (k_iters as f64 * wait + costs.fill);
     }
     if rest > 0 {
         let t = costs.iteration(rest as f64);
-        sm_cycles += block_rounds(&t, rest as f64);
-        memory_wait_cycles += k_iters as f64 * wait_per_iter(&t) + costs.fill;
+        let (it, wait) = iteration(&t);
+        sm_cycles += block_rounds(it, rest as f64);
+        memory_wait_cycles += k_iters as f64 * wait + costs.fill;
         if full_rounds == 0 {
             terms = t;
         }
