@@ -112,10 +112,14 @@ impl Traffic {
 
 /// The share of a launch's cycles (SM or DRAM bound) its busiest SM works rather than waits:
 /// 1 less its iterations' and fills' waiting (`memory_wait_cycles`) and the DRAM time
-/// beyond the SMs', in [0, 1]; 1 when the breakdown has no cycles.
+/// beyond the SMs', in [0, 1]; 1 when the breakdown has no cycles or did not count the
+/// waiting (`throughput::predict_on`).
 pub fn issue_busy(b: &ThroughputBreakdown) -> f64 {
+    let Some(wait) = b.memory_wait_cycles else {
+        return 1.0;
+    };
     let launch = b.sm_cycles.max(b.dram_cycles);
-    let waiting = b.memory_wait_cycles + (b.dram_cycles - b.sm_cycles).max(0.0);
+    let waiting = wait + (b.dram_cycles - b.sm_cycles).max(0.0);
     if launch > 0.0 && waiting.is_finite() {
         (1.0 - waiting / launch).clamp(0.0, 1.0)
     } else {

@@ -156,8 +156,9 @@ pub struct ThroughputBreakdown {
     /// Of the busiest SM's cycles, those it waits rather than works: each K iteration's
     /// time beyond its own tensor-core and shared-memory work (what the L2, pipeline and
     /// warp-latency terms add) and the fills' load round trips (the energy model's idle
-    /// share, `energy::Traffic::issue_busy`).
-    pub memory_wait_cycles: f64,
+    /// share, `energy::Traffic::issue_busy`). Counted by [`predict_with`]; `None` from
+    /// [`predict_on`], the selection's hot loop, which reads only `total`.
+    pub memory_wait_cycles: Option<f64>,
     pub dram_bytes: f64,
     pub dram_cycles: f64,
     pub total: f64,
@@ -703,14 +704,27 @@ pub fn predict_with(
     group_m: u32,
     hw: &ModelInputs<'_>,
 ) -> ThroughputBreakdown {
-    predict_on(p, &TileGrid::new(p, l, hw), l, costs, group_m, hw)
+    predict_on_counting::<true>(p, &TileGrid::new(p, l, hw), l, costs, group_m, hw)
 }
 
 /// Predict one launch at GROUP_SIZE_M `group_m` on its tile's grid (`grid` made from a
-/// launch of the same tile and the same problem). Inlined: a caller that reads only
-/// `total` (the selection's hot loop) pays for nothing else.
+/// launch of the same tile and the same problem), without the waiting cycles. Inlined: a
+/// caller that reads only `total` (the selection's hot loop) pays for nothing else.
 #[inline]
 pub fn predict_on(
+    p: &Problem,
+    grid: &TileGrid,
+    l: &LaunchStatic,
+    costs: &BlockCosts,
+    group_m: u32,
+    hw: &ModelInputs<'_>,
+) -> ThroughputBreakdown {
+    predict_on_counting::<false>(p, grid, l, costs, group_m, hw)
+}
+
+/// [`predict_on`], counting the waiting cycles (`memory_wait_cycles`) when `WAIT`.
+#[inline(always)]
+fn predict_on_counting<const WAIT: bool>(
     p: &Problem,
     grid: &TileGrid,
     l: &LaunchStatic,
@@ -771,12 +785,17 @@ pub fn predict_on(
     }
     let costs = adjusted.as_ref().unwrap_or(costs);
 
-    // One K iteration of a round (the p-norm of its terms, computed once per round), and its
-    // time beyond the SM's own work (tensor cores, shared memory): what the energy model
-    // counts as waiting.
+    // One K iteration of a round (the p-norm of its terms), and with `WAIT` its time beyond
+    // the SM's own work (tensor cores, shared memory): what the energy model counts as
+    // waiting.
     let iteration = |terms: &[f64; 5]| -> (f64, f64) {
         let it = combine(terms, k.tp_smooth_exponent);
-        (it, (it - terms[0].max(terms[1])).max(0.0))
+        let wait = if WAIT {
+            (it - terms[0].max(terms[1])).max(0.0)
+        } else {
+            0.0
+        };
+        (it, wait)
     };
     let block_rounds =
         |it: f64, c: f64| -> f64 { k_iters as f64 * it + costs.fixed + c * costs.per_block };
@@ -859,7 +878,7 @@ pub fn predict_on(
             bound
         },
         sm_cycles,
-        memory_wait_cycles,
+        memory_wait_cycles: WAIT.then_some(memory_wait_cycles),
         dram_bytes,
         dram_cycles,
         total: k.tp_time_scale
