@@ -57,7 +57,7 @@ fn bench_selection(c: &mut Criterion) {
         )
         .unwrap()
     };
-    for fam in ["triton", "origami"] {
+    for fam in ["triton", "origami", "hopper"] {
         let s = fitted_selector(fam);
         for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
             let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
@@ -95,6 +95,7 @@ fn bench_selection(c: &mut Criterion) {
     for (fam, label) in [
         ("triton", "triton-throughput"),
         ("origami", "origami-throughput"),
+        ("hopper", "hopper-throughput"),
         ("triton-tma", "triton-tma"),
     ] {
         let s = fitted_selector(fam);

@@ -19,7 +19,7 @@
 //       const __grid_constant__ HgTmaDesc tma_c,   // C: dims {N, M}, box {HG_CW, 64},
 //                                                  //    swizzle HG_CW * 2 bytes
 //       unsigned short* C, int M, int N, int K, int group_m, int c_by_tma,
-//       int k_per_split, float* workspace, int stream_k, int pair_n)
+//       int k_per_split, float* workspace, int stream_k, int pair_n, int c_trans)
 //
 // The tensor maps are made by the host with cuTensorMapEncodeTiled (16-bit elements,
 // interleave none, out-of-bounds fill zero); this file only reads them. C's map is used
@@ -43,6 +43,16 @@
 // later CTAs' fp32 partial tiles in CTA order (deterministic). The workspace holds a
 // BM x BN float slot per CTA, then one 32-bit flag per CTA, zero before the first launch
 // (each launch leaves them zero). Every CTA must be resident at once (one per SM).
+//
+// Swapped operands (c_trans == 1): the host computes C^T = B A^T, passing B's map as
+// tma_a, A's as tma_b, and M and N exchanged, so the kernel's M x N result is the user's
+// C transposed; every store of C then goes to C[col][row] (leading dimension M, the
+// kernel's M being the user's N): TMA stores through tma_c made for the user's C (dims
+// {M, N} in the kernel's terms, box {64, HG_CW}, 128B swizzle) from chunks laid out
+// column by column, the register path element by element, split-K's partial tiles in the
+// same transposed order (so the reduction, which adds slices element by element, writes
+// the user's C). What it is for: a problem with few rows (333 x 4096) gets its rows on
+// wgmma's N, in steps of 16, instead of padding them to 64-row multiples.
 //
 // HG_CW (64, 32 or 16: the widest that divides BN) is exported as
 // origami_hopper_gemm_c_box_cols.
@@ -219,6 +229,11 @@ __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+__device__ __forceinline__ void st_shared_u16(u32 addr, u32 v) {
+  asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(static_cast<unsigned short>(v))
+               : "memory");
+}
+
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
   u32 r;
   if (HG_IS_BF16) {
@@ -380,7 +395,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
                         const __grid_constant__ HgTmaDesc tma_b,
                         const __grid_constant__ HgTmaDesc tma_c, unsigned short* C, int M,
                         int N, int K, int group_m, int c_by_tma, int k_per_split,
-                        float* workspace, int stream_k, int pair_n) {
+                        float* workspace, int stream_k, int pair_n, int c_trans) {
   using namespace hopper_gemm_detail;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
@@ -582,6 +597,18 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
           for (int h = 0; h < 2; ++h) {
             const int row = prow0 + i * 64 + h * 8;
             if (row >= M) continue;
+            if (c_trans) {
+              // the user's layout: element (row, col) at col * M + row
+#pragma unroll
+              for (int j = 0; j < BN / 8; ++j) {
+                const int col = pcol0 + 8 * j;
+                if (col < N) part[static_cast<long long>(col) * M + row] = acc[i][4 * j + 2 * h];
+                if (col + 1 < N) {
+                  part[static_cast<long long>(col + 1) * M + row] = acc[i][4 * j + 2 * h + 1];
+                }
+              }
+              continue;
+            }
             float* prow = part + static_cast<long long>(row) * N;
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
@@ -612,15 +639,35 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 const u32 r = warp * 16 + lane / 4 + 8 * h;
-                const u32 a = r * (CW * 2) + (jj * 8 + 2 * (lane % 4)) * 2;
-                const u32 sw = a ^ (((a >> 7) & C_SWIZZLE_MASK) << 4);
-                st_shared_u32(buf + sw, pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]));
+                const u32 col = jj * 8 + 2 * (lane % 4);
+                const u32 v = pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+                if (c_trans) {
+                  // column by column: 64 rows (128 bytes) per column, 128B swizzle; the
+                  // eight rows of a warp's quad share a 16-byte unit and the four column
+                  // pairs land on distinct units, so no two lanes collide
+#pragma unroll
+                  for (int e = 0; e < 2; ++e) {
+                    const u32 a = (col + e) * 128 + r * 2;
+                    const u32 sw = a ^ (((a >> 7) & 7u) << 4);
+                    st_shared_u16(buf + sw, e ? v >> 16 : v & 0xFFFFu);
+                  }
+                } else {
+                  const u32 a = r * (CW * 2) + col * 2;
+                  const u32 sw = a ^ (((a >> 7) & C_SWIZZLE_MASK) << 4);
+                  st_shared_u32(buf + sw, v);
+                }
               }
             }
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             consumer_sync(c);
             if (threadIdx.x % 128 == 0) {
-              tma_store_2d(&tma_c, tn * BN + q * CW, tm * BM + c * WG_ROWS + i * 64, buf);
+              const int row = tm * BM + c * WG_ROWS + i * 64;
+              const int col = tn * BN + q * CW;
+              if (c_trans) {
+                tma_store_2d(&tma_c, row, col, buf);
+              } else {
+                tma_store_2d(&tma_c, col, row, buf);
+              }
             }
             ++chunk;
           }
@@ -636,6 +683,19 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         for (int h = 0; h < 2; ++h) {
           const int row = row0 + i * 64 + h * 8;
           if (row >= M) continue;
+          if (c_trans) {
+            // the user's C: element (row, col) at col * M + row
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+              const int col = col0 + 8 * j;
+              const u32 v = pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+              if (col < N) C[static_cast<long long>(col) * M + row] = static_cast<unsigned short>(v & 0xFFFFu);
+              if (col + 1 < N) {
+                C[static_cast<long long>(col + 1) * M + row] = static_cast<unsigned short>(v >> 16);
+              }
+            }
+            continue;
+          }
           unsigned short* crow = C + static_cast<long long>(row) * N;
 #pragma unroll
           for (int j = 0; j < BN / 8; ++j) {

@@ -52,8 +52,9 @@ def same_pick(row, pick):
     if "SPLIT_K" in row:
         assert int(row["SPLIT_K"]) == pick.split_k, (row, pick)
         assert (row["STREAM_K"].lower() == "true") == pick.stream_k, (row, pick)
+        assert (row["SWAP"].lower() == "true") == pick.swap, (row, pick)
     else:
-        assert (pick.split_k, pick.stream_k) == (1, False)
+        assert (pick.split_k, pick.stream_k, pick.swap) == (1, False, False)
     if "family" in row:
         assert row["family"] == pick.family
     assert row["predicted_us"] == f"{pick.predicted_us:.3f}", (row, pick)

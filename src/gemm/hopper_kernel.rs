@@ -8,6 +8,7 @@ use crate::dtype::Dtype;
 use crate::gpu::tma::MapShape;
 use crate::gpu::{LaunchDims, ModuleSpec};
 use crate::model::family::hopper;
+use crate::model::problem::kernel_problem;
 use crate::model::throughput::{cluster_pairing, ClusterPairing};
 use crate::model::{Config, Problem};
 
@@ -65,13 +66,17 @@ pub const REDUCE_KERNEL_NAME: &str = "origami_hopper_splitk_reduce";
 /// tiles), never allocated.
 pub const MAX_WORKSPACE_BYTES: u64 = 1 << 30;
 
-/// The config with the group size and the split-K factor reset: one compiled instance
-/// serves every group_m and every split (both are run-time arguments); Stream-K's is an
-/// instance of its own (-DHG_STREAM_K=1).
+/// The config with the group size, the split-K factor and `swap` reset: one compiled
+/// instance serves every group_m, every split and both operand orders (run-time
+/// arguments); Stream-K's is an instance of its own (-DHG_STREAM_K=1).
 pub fn instance_key(c: &Config) -> Config {
     Config {
         group_m: 1,
         split_k: 1,
+        switches: crate::model::Switches {
+            swap: false,
+            ..c.switches
+        },
         ..*c
     }
 }
@@ -94,8 +99,10 @@ pub struct SplitPlan {
 }
 
 impl SplitPlan {
-    /// The plan of a config on a problem, on a GPU of `sms` SMs.
+    /// The plan of a config on a problem, on a GPU of `sms` SMs (with `swap`, the
+    /// transposed problem's: the kernel's tiles).
     pub fn of(c: &Config, p: &Problem, sms: u32) -> SplitPlan {
+        let p = &kernel_problem(p, c);
         let k_tiles = p.k.div_ceil(u64::from(c.block_k.max(1)));
         let tiles =
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
@@ -176,23 +183,36 @@ pub fn reduce_dims(sms: u32) -> LaunchDims {
 /// How a `cluster` launch pairs its tiles (the kernel's `pair_n` argument and which
 /// operand's box is halved); `None` without `cluster`.
 pub fn pairing(c: &Config, p: &Problem) -> Option<ClusterPairing> {
+    let p = kernel_problem(p, c);
     c.switches.cluster.then(|| {
         let (bm, bn) = (u64::from(c.block_m.max(1)), u64::from(c.block_n.max(1)));
         cluster_pairing(p.m.div_ceil(bm), p.n.div_ceil(bn), bm, bn)
     })
 }
 
-/// Whether C is stored by TMA (its rows 16-byte multiples), else from registers.
+/// Whether C is stored by TMA (its rows 16-byte multiples), else from registers (the
+/// user's C either way: `p` is the user's problem).
 pub fn c_by_tma(p: &Problem) -> bool {
     p.n % 8 == 0
 }
 
-/// The tensor maps of A (M x K, boxes BM x 64), B (N x K, boxes BN x 64) and C (M x N,
-/// boxes 64 x the epilogue chunk's columns; unused when `c_by_tma` is false); with
-/// `cluster` the shared operand's box has half its rows (B's for pairs along M, A's along
-/// N: each CTA of a pair loads and multicasts one half).
-pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
-    let along_n = pairing(c, p).map(|pr| pr.along_n);
+/// The launch's arguments in the kernel's terms: with `swap`, the kernel's A is the user's
+/// B and its M the user's N (`kernel_problem`); `(kernel problem, operands exchanged)`.
+pub fn kernel_operands(c: &Config, p: &Problem) -> (Problem, bool) {
+    (kernel_problem(p, c), c.switches.swap)
+}
+
+/// The tensor maps of the kernel's A (M x K, boxes BM x 64), B (N x K, boxes BN x 64), in
+/// the kernel's terms (with `swap` the user's B and A), and of the user's C (boxes 64 x the
+/// epilogue chunk's columns, or with `swap` the chunk's columns x 64, written column by
+/// column; unused when `c_by_tma` is false); with `cluster` the shared operand's box has
+/// half its rows (B's for pairs along M, A's along N: each CTA of a pair loads and
+/// multicasts one half).
+pub fn map_shapes(c: &Config, user: &Problem) -> [MapShape; 3] {
+    let along_n = pairing(c, user).map(|pr| pr.along_n);
+    let p = &kernel_problem(user, c);
+    let cw = hopper::c_box_cols(c.block_n);
+    let (c_box_rows, c_box_cols) = if c.switches.swap { (cw, 64) } else { (64, cw) };
     [
         MapShape {
             rows: p.m,
@@ -215,10 +235,10 @@ pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
             box_cols: c.block_k,
         },
         MapShape {
-            rows: p.m,
-            cols: p.n,
-            box_rows: 64,
-            box_cols: hopper::c_box_cols(c.block_n),
+            rows: user.m,
+            cols: user.n,
+            box_rows: c_box_rows,
+            box_cols: c_box_cols,
         },
     ]
 }
@@ -226,7 +246,7 @@ pub fn map_shapes(c: &Config, p: &Problem) -> [MapShape; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::problem::parse_config;
+    use crate::model::problem::{parse_config, Switches};
 
     #[test]
     fn a_launch_of_the_kernel() {
@@ -271,6 +291,43 @@ mod tests {
         assert!(check_problem(&odd).is_ok());
         assert!(check_problem(&Problem::new(64, 64, 100, Dtype::Fp16).unwrap()).is_err());
         assert!(check_config(&parse_config("256x256x64,w12,s3").unwrap()).is_err());
+    }
+
+    #[test]
+    fn swapped_launches_run_the_transposed_problem() {
+        // 333 x 4096: the kernel computes the 4096 x 333 transpose, A's map on the user's B
+        let p = Problem::new(333, 4096, 4096, Dtype::Fp16).unwrap();
+        let c = parse_config("128x112x64,g16,w12,s7,swap").unwrap();
+        assert!(c.switches.swap && check_config(&c).is_ok());
+        assert_eq!(c.to_string(), "128x112x64,g16,w12,s7,swap");
+        let (kp, swapped) = kernel_operands(&c, &p);
+        assert!(swapped && (kp.m, kp.n, kp.k) == (4096, 333, 4096));
+        // 32 x 3 tiles of the transpose (plain: 3 x 37)
+        assert_eq!(launch_dims(&c, &p, 132).grid.0, 96);
+        let plain = Config {
+            switches: Switches::NONE,
+            ..c
+        };
+        assert_eq!(launch_dims(&plain, &p, 132).grid.0, 111);
+        let [a, b, cm] = map_shapes(&c, &p);
+        assert_eq!((a.rows, a.cols, a.box_rows), (4096, 4096, 128));
+        assert_eq!((b.rows, b.cols, b.box_rows), (333, 4096, 112));
+        // C is the user's 333 x 4096, in boxes of the chunk's 16 columns x 64 of the
+        // kernel's rows (one 128-byte swizzled line per column)
+        assert_eq!(
+            (cm.rows, cm.cols, cm.box_rows, cm.box_cols),
+            (333, 4096, 16, 64)
+        );
+        assert_eq!(cm.violation(), None);
+        let [_, _, plain_c] = map_shapes(&plain, &p);
+        assert_eq!((plain_c.box_rows, plain_c.box_cols), (64, 16));
+        // one compiled instance for both orders; split-K's workspace is the same size
+        assert_eq!(instance_key(&c), instance_key(&plain));
+        let k2 = parse_config("128x112x64,g16,w12,s7,swap,k2").unwrap();
+        let plan = SplitPlan::of(&k2, &p, 132);
+        assert_eq!(plan.runs, 2);
+        assert_eq!(plan.workspace_elems(&p), 2 * 333 * 4096);
+        assert_eq!(plan.ctas(132), 132);
     }
 
     #[test]

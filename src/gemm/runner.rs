@@ -223,7 +223,9 @@ struct KernelTimer<'a> {
     data: &'a ShapeData,
     dims: LaunchDims,
     plan: hopper_kernel::SplitPlan,
-    group_m: i32,
+    /// The config launched (its group size and `swap` are run-time arguments of the
+    /// instance, which serves every config with the same `instance_key`).
+    config: Config,
     graph: Option<(u32, crate::gpu::Graph)>,
 }
 
@@ -476,7 +478,7 @@ impl Runner {
         }
         let launch_ms = self
             .gpu
-            .time_ms(|| self.launch_gemm(inst, data, 0, dims, c.group_m as i32, plan))?;
+            .time_ms(|| self.launch_gemm(inst, data, 0, dims, c, plan))?;
         self.gpu.zero(&mut data.acc)?;
         self.gpu.launch(
             &self.rel_err,
@@ -512,17 +514,25 @@ impl Runner {
         data: &ShapeData,
         copy: usize,
         dims: LaunchDims,
-        group_m: i32,
+        config: &Config,
         plan: hopper_kernel::SplitPlan,
     ) -> Result<(), GpuError> {
         let p = &data.problem;
+        let group_m = config.group_m as i32;
         if self.kind == RunnerKernel::Hopper {
             // The maps name this copy's buffers; encoding them is host work, outside a
             // captured graph's replay.
             let bf16 = self.dtype == Dtype::Bf16;
-            let [ma, mb, mc] = hopper_kernel::map_shapes(&inst.config, p);
-            let ta = tma::encode_2d(data.a[copy].device_addr(), &ma, bf16)?;
-            let tb = tma::encode_2d(data.b[copy].device_addr(), &mb, bf16)?;
+            let [ma, mb, mc] = hopper_kernel::map_shapes(config, p);
+            // with `swap` the kernel computes C^T = B A^T: its A is the user's B
+            let (kp, swapped) = hopper_kernel::kernel_operands(config, p);
+            let (a, b) = if swapped {
+                (&data.b[copy], &data.a[copy])
+            } else {
+                (&data.a[copy], &data.b[copy])
+            };
+            let ta = tma::encode_2d(a.device_addr(), &ma, bf16)?;
+            let tb = tma::encode_2d(b.device_addr(), &mb, bf16)?;
             let c_by_tma = hopper_kernel::c_by_tma(p);
             let tc = if c_by_tma {
                 tma::encode_2d(data.c[copy].device_addr(), &mc, bf16)?
@@ -536,7 +546,7 @@ impl Runner {
                 (_, true) => {
                     return Err(GpuError::Unsupported(format!(
                         "config {}: no workspace of {} floats for {}x{}",
-                        inst.config,
+                        config,
                         plan.workspace_elems(p),
                         p.m,
                         p.n
@@ -552,17 +562,18 @@ impl Runner {
                     .tensor_map(&tb)
                     .tensor_map(&tc)
                     .buf(&data.c[copy])
-                    .i32(p.m as i32)
-                    .i32(p.n as i32)
-                    .i32(p.k as i32)
+                    .i32(kp.m as i32)
+                    .i32(kp.n as i32)
+                    .i32(kp.k as i32)
                     .i32(group_m)
                     .i32(i32::from(c_by_tma))
                     .i32(plan.k_per_split as i32)
                     .u64(ws)
                     .i32(i32::from(stream))
                     .i32(i32::from(
-                        hopper_kernel::pairing(&inst.config, p).is_some_and(|pr| pr.along_n),
-                    )),
+                        hopper_kernel::pairing(config, p).is_some_and(|pr| pr.along_n),
+                    ))
+                    .i32(i32::from(swapped)),
             )?;
             if split {
                 let reduce = inst.reduce.as_ref().ok_or_else(|| {
@@ -632,7 +643,7 @@ impl Runner {
             data,
             dims: self.launch_dims(c, &data.problem),
             plan: self.split_plan(c, &data.problem),
-            group_m: c.group_m as i32,
+            config: *c,
             graph: None,
         })
     }
@@ -801,18 +812,18 @@ impl BatchTimer for KernelTimer<'_> {
     type Error = GpuError;
     fn sample(&mut self, reps: u32) -> Result<f64, GpuError> {
         if self.graph.as_ref().map(|g| g.0) != Some(reps) {
-            let (r, inst, data, dims, g, plan) = (
+            let (r, inst, data, dims, c, plan) = (
                 self.r,
                 self.inst,
                 self.data,
                 self.dims,
-                self.group_m,
+                self.config,
                 self.plan,
             );
             let rot = data.rotation as usize;
             let graph = r.gpu.capture(|| {
                 for i in 0..reps as usize {
-                    r.launch_gemm(inst, data, i % rot, dims, g, plan)?;
+                    r.launch_gemm(inst, data, i % rot, dims, &c, plan)?;
                 }
                 Ok(())
             })?;

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::latency::default_group_m;
 use crate::model::{Config, Problem, Selection, Selector};
 use crate::stats::{kendall_tau_b, mean, median};
 
@@ -86,15 +85,18 @@ pub fn plan(
 ) -> Result<(Selection, Vec<Planned>), crate::model::NoFiniteScore> {
     let sel = s.select(p, false)?;
     let ranked = s.ranked(&sel, usize::MAX);
-    let g1 = default_group_m(s.gpu.sm_count);
     let mut group_of = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(ranked.len());
     for (i, r) in ranked.iter().enumerate() {
-        let tile = (r.config.block_m, r.config.block_n, r.config.block_k);
-        let g = *group_of.entry(tile).or_insert_with(|| {
-            let bd = s.predict_tile(p, tile, g1);
-            s.phase2(&bd, tile).0
-        });
+        let grid = (
+            r.config.block_m,
+            r.config.block_n,
+            r.config.block_k,
+            r.config.switches.swap,
+        );
+        let g = *group_of
+            .entry(grid)
+            .or_insert_with(|| s.group_size(p, &r.config));
         let config = Config {
             group_m: g,
             ..r.config

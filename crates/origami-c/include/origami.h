@@ -158,9 +158,14 @@ typedef struct origami_pick {
    */
   bool stream_k;
   /**
+   * The `hopper` kernel computes C^T = B A^T (`swap`: launch it with the operands
+   * exchanged, M and N exchanged, C stored transposed); false for every other family.
+   */
+  bool swap;
+  /**
    * Always zero.
    */
-  uint8_t reserved[3];
+  uint8_t reserved[2];
   /**
    * The input type (`fp16`, `bf16`, ...).
    */

@@ -64,8 +64,11 @@ pub struct OrigamiPick {
     pub split_k: u8,
     /// Stream-K of the `hopper` kernel; false for every other family.
     pub stream_k: bool,
+    /// The `hopper` kernel computes C^T = B A^T (`swap`: launch it with the operands
+    /// exchanged, M and N exchanged, C stored transposed); false for every other family.
+    pub swap: bool,
     /// Always zero.
-    pub reserved: [u8; 3],
+    pub reserved: [u8; 2],
     /// The input type (`fp16`, `bf16`, ...).
     pub dtype: [c_char; ORIGAMI_NAME_CAPACITY],
     /// The family whose kernel this config is for (a set's member for `triton-auto`).
@@ -94,7 +97,8 @@ impl OrigamiPick {
         epilogue_subtile: false,
         split_k: 0,
         stream_k: false,
-        reserved: [0; 3],
+        swap: false,
+        reserved: [0; 2],
         num_programs: -1,
         grid: 0,
         smem_bytes: 0,
@@ -125,7 +129,8 @@ impl OrigamiPick {
             epilogue_subtile: c.switches.epilogue_subtile,
             split_k: u8::try_from(c.split_k).unwrap_or(u8::MAX),
             stream_k: c.stream_k,
-            reserved: [0; 3],
+            swap: c.switches.swap,
+            reserved: [0; 2],
             num_programs: p
                 .num_programs
                 .map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX)),

@@ -47,6 +47,7 @@ fn expected(
             want.epilogue_subtile = c.switches.epilogue_subtile;
             want.split_k = c.split_k as u8;
             want.stream_k = c.stream_k;
+            want.swap = c.switches.swap;
             want.num_programs = p.num_programs.map_or(-1, |n| n as i32);
             want.grid = p.grid;
             want.smem_bytes = p.smem_bytes;

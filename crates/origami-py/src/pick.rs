@@ -112,6 +112,12 @@ impl Pick {
     fn stream_k(&self) -> bool {
         self.inner.config.stream_k
     }
+    /// The hopper kernel computes C^T = B A^T (`swap`: operands, M and N exchanged, C
+    /// stored transposed; False elsewhere).
+    #[getter]
+    fn swap(&self) -> bool {
+        self.inner.config.switches.swap
+    }
     /// Predicted time of the launch, microseconds.
     #[getter]
     fn predicted_us(&self) -> f64 {

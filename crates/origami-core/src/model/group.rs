@@ -7,7 +7,10 @@
 //! rule, which its published picks follow), or the largest when the calibration constant
 //! `phase2_prefer_larger_group` is 1: ties happen when every candidate covers the same rows
 //! and columns (often the whole grid is resident), and on the H200 Triton measurements the
-//! larger group was faster among tied ones (results/h200/triton/group_ties.txt).
+//! larger group was faster among tied ones (results/h200/triton/group_ties.txt). A family
+//! whose kernel was measured to want consecutive CTAs on the larger operand's tile when
+//! the whole grid is resident (`KernelFamily::one_wave_groups_by_operand`: the hopper
+//! kernel) breaks that tie by the operands instead (`Selector::phase2`).
 
 use serde::Serialize;
 

@@ -143,15 +143,10 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
 pub fn pick(s: &Selector<'_>, sel: &Selection, ranked: &[Priced]) -> Option<Priced> {
     let mut best = ranked.first()?.clone();
     let c = &mut best.ranked.config;
-    c.group_m = if c.same_tile(&sel.pick.config) {
+    c.group_m = if c.same_grid(&sel.pick.config) {
         sel.pick.config.group_m
     } else {
-        let tile = (c.block_m, c.block_n, c.block_k);
-        s.phase2(
-            &s.predict_tile(&sel.problem, tile, sel.phase1_group_m),
-            tile,
-        )
-        .0
+        s.group_size(&sel.problem, c)
     };
     Some(best)
 }

@@ -73,6 +73,30 @@ impl Problem {
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
     }
+
+    /// C^T = B A^T: the same GEMM with M and N exchanged.
+    pub fn transposed(&self) -> Problem {
+        Problem {
+            m: self.n,
+            n: self.m,
+            ..*self
+        }
+    }
+
+    /// The problem a kernel computes when its operands are `swap`ped: the transpose, else
+    /// this one (the one rule the runner launches by and the model prices by).
+    pub fn transposed_if(&self, swap: bool) -> Problem {
+        if swap {
+            self.transposed()
+        } else {
+            *self
+        }
+    }
+}
+
+/// The problem a config's kernel computes: the user's, or with `swap` its transpose.
+pub fn kernel_problem(p: &Problem, c: &Config) -> Problem {
+    p.transposed_if(c.switches.swap)
 }
 
 /// A kernel configuration: the tile (BLOCK_M/N/K), launch order and pipeline.
@@ -104,8 +128,11 @@ pub struct Config {
 /// mma.sync kernel (csrc/gemm.cu), the knobs of the CUTLASS tuning study: `cache_all`
 /// loads with `cp.async.ca` (through L1) instead of `cp.async.cg` (L2 only),
 /// `unpredicated` drops every bounds check (shapes whose M, N and K are multiples of the
-/// tile only). Written after the launch as whole words (`128x256x64,g8,w8,s3,flatten`); a
-/// config without any prints as before.
+/// tile only). `swap` (the Hopper CUDA kernel) computes C^T = B A^T: the kernel runs the
+/// transposed problem (N x M, [`kernel_problem`]) and stores C transposed, so the user's
+/// rows land on the tile's N, which wgmma takes in steps of 16 (a run-time argument of the
+/// same compiled instance). Written after the launch as whole words
+/// (`128x256x64,g8,w8,s3,flatten`); a config without any prints as before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Switches {
     pub flatten: bool,
@@ -114,6 +141,7 @@ pub struct Switches {
     pub cluster: bool,
     pub cache_all: bool,
     pub unpredicated: bool,
+    pub swap: bool,
 }
 
 impl Switches {
@@ -125,15 +153,17 @@ impl Switches {
         cluster: false,
         cache_all: false,
         unpredicated: false,
+        swap: false,
     };
     /// The words of the text form, in order.
-    pub const WORDS: [&'static str; 6] = [
+    pub const WORDS: [&'static str; 7] = [
         "flatten",
         "warp_specialize",
         "epilogue_subtile",
         "cluster",
         "cache_all",
         "unpredicated",
+        "swap",
     ];
 
     /// Whether any switch is set.
@@ -141,7 +171,7 @@ impl Switches {
         *self != Switches::NONE
     }
 
-    fn flags(&self) -> [bool; 6] {
+    fn flags(&self) -> [bool; 7] {
         [
             self.flatten,
             self.warp_specialize,
@@ -149,6 +179,7 @@ impl Switches {
             self.cluster,
             self.cache_all,
             self.unpredicated,
+            self.swap,
         ]
     }
 
@@ -177,6 +208,7 @@ impl Switches {
             "cluster" => self.cluster = true,
             "cache_all" => self.cache_all = true,
             "unpredicated" => self.unpredicated = true,
+            "swap" => self.swap = true,
             _ => return false,
         }
         true
@@ -210,6 +242,12 @@ impl Config {
     /// Same tile (BLOCK_M/N/K)?
     pub fn same_tile(&self, o: &Config) -> bool {
         (self.block_m, self.block_n, self.block_k) == (o.block_m, o.block_n, o.block_k)
+    }
+
+    /// Same tile grid on any problem (the same tile, the same operand order: `swap`): the
+    /// configs phase 2 gives one GROUP_SIZE_M.
+    pub fn same_grid(&self, o: &Config) -> bool {
+        self.same_tile(o) && self.switches.swap == o.switches.swap
     }
 }
 
@@ -299,6 +337,21 @@ pub fn parse_config(text: &str) -> Result<Config, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_swapped_config_computes_the_transposed_problem() {
+        let c = parse_config("128x112x64,g16,w12,s7,swap,k2").unwrap();
+        assert!(c.switches.swap && c.split_k == 2);
+        assert_eq!(c.to_string(), "128x112x64,g16,w12,s7,swap,k2");
+        let p = Problem::new(333, 4096, 1024, Dtype::Bf16).unwrap();
+        let t = kernel_problem(&p, &c);
+        assert_eq!((t.m, t.n, t.k, t.dtype), (4096, 333, 1024, Dtype::Bf16));
+        assert_eq!(t.transposed(), p);
+        let plain = parse_config("128x112x64,g16,w12,s7").unwrap();
+        assert_eq!(kernel_problem(&p, &plain), p);
+        // the same tile in the other operand order is another grid
+        assert!(c.same_tile(&plain) && !c.same_grid(&plain) && c.same_grid(&c));
+    }
 
     #[test]
     fn switches_round_trip_and_outside() {

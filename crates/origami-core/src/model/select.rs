@@ -32,7 +32,7 @@ use super::group::{choose_group, GroupCost};
 use super::inputs::{ModelInputs, Variant};
 use super::latency::{default_group_m, launch_total, predict_with, Breakdown, TileStatic};
 use super::occupancy::{blocks_per_sm, sm_limits};
-use super::problem::{Config, Problem, Switches};
+use super::problem::{kernel_problem, Config, Problem, Switches};
 use super::throughput::{self, bound_holds, BlockCosts, LaunchStatic, ThroughputBreakdown};
 use crate::constants::modes::Scoring;
 use crate::constants::ModelConstants;
@@ -65,6 +65,8 @@ struct TileEntry {
     stream: bool,
     /// Whether a launch runs in clusters (`TileGrid::cluster`: a grid of its own too).
     cluster: bool,
+    /// Whether a launch swaps the operands (the transposed problem's grid).
+    swap: bool,
 }
 
 /// The prediction of one feasible config: indices into the selector's tiles and that
@@ -281,6 +283,7 @@ impl<'a> Selector<'a> {
                         splits: Vec::new(),
                         stream: false,
                         cluster: false,
+                        swap: false,
                     });
                     tiles.len() - 1
                 }
@@ -381,6 +384,7 @@ impl<'a> Selector<'a> {
             e.splits.dedup();
             e.stream = e.launches.iter().any(|l| l.stream_k);
             e.cluster = e.launches.iter().any(|l| l.cluster);
+            e.swap = e.launches.iter().any(|l| l.swap);
         }
         let prunable = throughput_on
             && bound_holds(constants)
@@ -537,6 +541,14 @@ impl<'a> Selector<'a> {
 
     /// Phase 2 for a tile from its breakdown: (GROUP_SIZE_M, the table).
     pub fn phase2(&self, b: &Breakdown, tile: (u32, u32, u32)) -> (u32, Vec<GroupCost>) {
+        let one_wave = b.grid_m * b.grid_n <= u64::from(self.gpu.sm_count);
+        let prefer_larger = if one_wave && self.family.one_wave_groups_by_operand() {
+            // consecutive CTAs share the larger operand's tile: B's (down a column, the
+            // largest group) unless the launch's rows outnumber its columns
+            b.grid_m * u64::from(tile.0) <= b.grid_n * u64::from(tile.1)
+        } else {
+            self.constants.phase2_tie().prefers_larger()
+        };
         choose_group(
             self.family.group_sizes(),
             b.grid_m,
@@ -544,8 +556,17 @@ impl<'a> Selector<'a> {
             b.active_sms,
             tile.0,
             tile.1,
-            self.constants.phase2_tie().prefers_larger(),
+            prefer_larger,
         )
+    }
+
+    /// Phase 2's GROUP_SIZE_M for a config's tile on a problem (on the problem its kernel
+    /// computes: the transpose with `swap`), from the tile's prediction at phase 1's group.
+    pub fn group_size(&self, p: &Problem, c: &Config) -> u32 {
+        let tile = (c.block_m, c.block_n, c.block_k);
+        let g1 = default_group_m(self.gpu.sm_count);
+        self.phase2(&self.predict_tile(&kernel_problem(p, c), tile, g1), tile)
+            .0
     }
 
     /// Predicted latency of a tile at a group size (cycles), with its breakdown.
@@ -670,7 +691,8 @@ impl<'a> Selector<'a> {
 
         // Phase 2 for the winning tile.
         let entry = &self.tiles[best.tile];
-        let pick_breakdown = predict_with(&entry.stat, p, g1, &hw);
+        let pick_problem = kernel_problem(p, &entry.feasible[best.cfg].config);
+        let pick_breakdown = predict_with(&entry.stat, &pick_problem, g1, &hw);
         let (g, phase2) = self.phase2(&pick_breakdown, entry.tile);
         let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles);
         pick.config.group_m = g;
@@ -725,8 +747,24 @@ impl<'a> Selector<'a> {
     /// A lower bound on the predicted time of every launch of a tile
     /// (`throughput::lower_bound`), only meaningful when the selector is `prunable`.
     fn tile_floor(&self, e: &TileEntry, p: &Problem) -> f64 {
+        let first = &e.launches[0];
+        let floor = self.grid_floor(e, p, first);
+        if e.swap {
+            // the launches that swap the operands run the transposed problem's grid
+            let other = throughput::LaunchStatic {
+                swap: !first.swap,
+                ..*first
+            };
+            floor.min(self.grid_floor(e, p, &other))
+        } else {
+            floor
+        }
+    }
+
+    /// [`Selector::tile_floor`] over the launches of `e` that swap as `l` does.
+    fn grid_floor(&self, e: &TileEntry, p: &Problem, l: &throughput::LaunchStatic) -> f64 {
         let hw = self.inputs();
-        let grid = throughput::TileGrid::new(p, &e.launches[0], &hw);
+        let grid = throughput::TileGrid::new(p, l, &hw);
         let mut floor = throughput::lower_bound(&grid, e.floor_core, e.floor_l2, &hw);
         // a split-K launch runs on a grid of its own: the tile's bound is the least
         for &k in &e.splits {
@@ -788,7 +826,7 @@ impl<'a> Selector<'a> {
             .map(|sc| {
                 let c = &self.tiles[sc.tile].feasible[sc.cfg];
                 let mut r = self.ranked_entry(c, sc.cycles);
-                if c.config.same_tile(&sel.pick.config) {
+                if c.config.same_grid(&sel.pick.config) {
                     r.config.group_m = sel.pick.config.group_m;
                 }
                 r
@@ -853,14 +891,14 @@ impl<'a> Selector<'a> {
         let hw = self.inputs();
         match self.score_rule {
             ScoreRule::Throughput => {
-                // the grid is the tile's: made once for all its launches
-                let Some(first) = e.launches.get(cfgs.start) else {
-                    return;
-                };
-                let grid = throughput::TileGrid::new(p, first, &hw);
+                // the grid is the tile's: made once for all its launches (one for those
+                // that swap the operands, which run the transposed problem)
+                let mut grids: [Option<throughput::TileGrid>; 2] = [None, None];
                 for j in cfgs {
-                    let t =
-                        throughput::predict_on(p, &grid, &e.launches[j], &e.costs[j], group_m, &hw);
+                    let l = &e.launches[j];
+                    let grid = grids[usize::from(l.swap)]
+                        .get_or_insert_with(|| throughput::TileGrid::new(p, l, &hw));
+                    let t = throughput::predict_on(p, grid, l, &e.costs[j], group_m, &hw);
                     emit(j, t.total);
                 }
             }
@@ -973,6 +1011,7 @@ mod tests {
     use super::*;
     use crate::hw::presets::preset;
     use crate::model::family::{SeedFamily, TritonFamily};
+    use crate::model::problem::parse_config;
 
     fn pick(variant: Variant, gpu: &str, fam: &dyn KernelFamily, m: u64, n: u64, k: u64) -> Config {
         let doc = preset(gpu).unwrap();
@@ -1080,6 +1119,70 @@ mod tests {
     }
 
     #[test]
+    fn a_swapped_launch_is_priced_on_the_transposed_problem() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            let p = Problem::new(333, 4096, 4096, Dtype::Fp16).unwrap();
+            for text in ["128x112x64,g4,w12,s6", "128x96x64,g1,w12,s7,k2"] {
+                let plain = parse_config(text).unwrap();
+                let swapped = Config {
+                    switches: Switches {
+                        swap: true,
+                        ..Switches::NONE
+                    },
+                    ..plain
+                };
+                let a = s.predict_config(&p, &swapped).unwrap();
+                let b = s.predict_config(&p.transposed(), &plain).unwrap();
+                assert!((a - b).abs() <= 1e-9 * a, "{text}: {a} vs {b}");
+                assert_ne!(a, s.predict_config(&p, &plain).unwrap(), "{text}");
+            }
+            // the 333 rows on wgmma's N (3 x 112) beat 128-row tiles padding them to 384
+            let sel = s.select(&p, false).unwrap();
+            assert!(sel.pick.config.switches.swap, "{}", sel.pick.config);
+            // ... and the one-pass pick is the full ranking's first
+            let first = &s.ranked(&sel, 1)[0];
+            assert_eq!(first.config, sel.pick.config);
+            // a ranked swapped config's prediction is its own
+            for r in s
+                .ranked(&sel, 40)
+                .iter()
+                .filter(|r| r.config.same_grid(&sel.pick.config))
+            {
+                let own = s.predict_config(&p, &r.config).unwrap();
+                assert!((own - r.latency_cycles).abs() <= 1e-9 * own, "{}", r.config);
+            }
+            // where the rows outnumber the columns nothing is gained: 4100x576 stays plain
+            let tall = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
+            assert!(!s.select(&tall, false).unwrap().pick.config.switches.swap);
+        });
+    }
+
+    #[test]
+    fn one_wave_launches_put_consecutive_ctas_on_the_larger_operands_tile() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            // 4100x576 in 128x144 tiles: 33 x 4 = 132 tiles, one wave; A is the larger
+            // operand: a group of one (consecutive CTAs along a row share A's tile)
+            let tall = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
+            let c = parse_config("128x144x64,w12,s6").unwrap();
+            assert_eq!(s.group_size(&tall, &c), 1);
+            // 333x4096 plain: 3 x 37 tiles, B the larger: the largest group (down a column)
+            let wide = Problem::new(333, 4096, 4096, Dtype::Fp16).unwrap();
+            let c112 = parse_config("128x112x64,w12,s6").unwrap();
+            assert_eq!(s.group_size(&wide, &c112), 16);
+            // swapped, the kernel's rows are the user's 4096: a group of one
+            let swapped = parse_config("128x112x64,w12,s6,swap").unwrap();
+            assert_eq!(s.group_size(&wide, &swapped), 1);
+            // more tiles than SMs: phase 2's footprint decides as before (8192^3 in 128 x
+            // 256 tiles: the grid and the first wave are the same either way round)
+            let big = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+            let c256 = parse_config("128x256x64,w12,s4").unwrap();
+            assert!(s.group_size(&big, &c256) > 1);
+            // the tie rule is the hopper kernel's: the mma.sync family keeps the constant's
+            assert!(!crate::model::family::OrigamiFamily.one_wave_groups_by_operand());
+        });
+    }
+
+    #[test]
     fn a_split_configs_own_prediction_is_its_ranked_prediction() {
         // predict_config (run, refit, score) must find the config's own decomposition,
         // not the first launch of its warps and stages.
@@ -1095,10 +1198,10 @@ mod tests {
             // a prediction of its own.
             // The pick's tile is ranked at the pick's group size (other tiles at phase 1's,
             // while their configs say 1): its launches must get their ranked prediction back.
-            let pick_tile = |c: &Config| (c.block_m, c.block_n, c.block_k);
+            // (the pick's tile grid: its tile in its operand order, `swap`)
             let mine: Vec<_> = ranked
                 .iter()
-                .filter(|r| pick_tile(&r.config) == pick_tile(&sel.pick.config))
+                .filter(|r| r.config.same_grid(&sel.pick.config))
                 .collect();
             assert!(mine.iter().any(|r| r.config.split_k > 1));
             for r in mine {

@@ -66,6 +66,10 @@ pub struct LaunchStatic {
     /// CTAs in pairs sharing A's or B's loads by multicast ([`TileGrid::cluster`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cluster: bool,
+    /// The kernel computes C^T = B A^T (`swap`): every prediction prices the transposed
+    /// problem (`Problem::transposed_if`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub swap: bool,
 }
 
 impl LaunchStatic {
@@ -106,6 +110,7 @@ impl LaunchStatic {
             split_k: u64::from(c.split_k.max(1)),
             stream_k: c.stream_k,
             cluster: c.switches.cluster,
+            swap: c.switches.swap,
         }
     }
 
@@ -424,6 +429,8 @@ pub struct TileGrid {
     output_bytes: f64,
     /// C's bytes.
     c_bytes: f64,
+    /// Made for a launch that computes the transposed problem (`LaunchStatic::swap`).
+    swap: bool,
     /// One split-K run's fp32 partial tiles over the whole of C (M x N x 4 bytes).
     partial_bytes_per_run: f64,
     /// DRAM bytes per cycle at this grid's active SMs.
@@ -431,8 +438,10 @@ pub struct TileGrid {
 }
 
 impl TileGrid {
-    /// The grid of `l`'s tile for `p` (any launch of the tile gives the same grid).
+    /// The grid of `l`'s tile for `p` (any launch of the tile with the same `swap` gives the
+    /// same grid; with `swap` it is the transposed problem's).
     pub fn new(p: &Problem, l: &LaunchStatic, hw: &ModelInputs<'_>) -> TileGrid {
+        let p = &p.transposed_if(l.swap);
         let k = hw.constants;
         let sms = u64::from(hw.gpu.sm_count.max(1));
         let grid_m = ceil_div(p.m, l.bm);
@@ -475,6 +484,7 @@ impl TileGrid {
                 && ab_bytes + c_bytes <= hw.gpu.l2_bytes as f64,
             output_bytes: c_bytes,
             c_bytes,
+            swap: l.swap,
             partial_bytes_per_run: (p.m * p.n) as f64 * 4.0,
             dram_bw: hw.params.dram_perf_ratio
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
@@ -732,7 +742,11 @@ fn predict_on_counting<const WAIT: bool>(
     group_m: u32,
     hw: &ModelInputs<'_>,
 ) -> ThroughputBreakdown {
-    debug_assert_eq!((grid.bm, grid.bn, grid.bk), (l.bm, l.bn, l.bk));
+    debug_assert_eq!(
+        (grid.bm, grid.bn, grid.bk, grid.swap),
+        (l.bm, l.bn, l.bk, l.swap)
+    );
+    let p = &p.transposed_if(l.swap);
     let k = hw.constants;
     let sms = u64::from(hw.gpu.sm_count.max(1));
     let split;

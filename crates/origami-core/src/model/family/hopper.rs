@@ -113,11 +113,12 @@ pub fn config_violation(c: &Config) -> Option<String> {
     }
     let others = c.switches.outside(Switches {
         cluster: true,
+        swap: true,
         ..Switches::NONE
     });
     if others.any() {
         return Some(format!(
-            "the switches{others} are other kernels': this kernel takes only `cluster`"
+            "the switches{others} are other kernels': this kernel takes only `cluster` and `swap`"
         ));
     }
     if c.switches.cluster && (c.split_k > 1 || c.stream_k) {
@@ -194,6 +195,17 @@ impl KernelFamily for HopperFamily {
         }
         v
     }
+    /// Each config as it is and with `swap` (C^T = B A^T: the user's rows on wgmma's N,
+    /// in steps of 16; a run-time argument of the same instance).
+    fn switch_settings(&self) -> Vec<Switches> {
+        vec![
+            Switches::NONE,
+            Switches {
+                swap: true,
+                ..Switches::NONE
+            },
+        ]
+    }
     /// Split-K in 2, 3 or 4 runs (csrc/hopper_gemm.cu's `k_per_split`; on the H200 two of
     /// eight shapes that leave SMs idle gained, at 2 and 4 runs, none at 6 or 8:
     /// results/h200/hopper/splitk/).
@@ -268,6 +280,15 @@ impl KernelFamily for HopperFamily {
     fn loads_whole_boxes(&self) -> bool {
         true
     }
+    /// Measured on an H100 and an H200 (`results/h100/hopper/swap/`,
+    /// `results/h200/hopper/swap/`, GROUP_SIZE_M 1 to 16 in one-wave launches): the largest
+    /// group, phase 2's tie before, ran 4100x576x7168's 128x144 tile at 60.2 us against 52.3
+    /// at a group of one (H100), 2048x576x7168's 64x144 at 31.8 against 26.8-27.9, and
+    /// 333x4096x4096's swapped 128x96 at 38.2 against 22.3; where B is the larger operand
+    /// (333x4096x4096 plain) the largest group was the fast one.
+    fn one_wave_groups_by_operand(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -311,20 +332,33 @@ mod tests {
         let cands = HopperFamily.candidates(Dtype::Fp16, &h100);
         let ok: Vec<_> = cands
             .iter()
-            .filter(|c| c.feasible() && c.config.split_k == 1 && !c.config.stream_k)
+            .filter(|c| {
+                c.feasible()
+                    && c.config.split_k == 1
+                    && !c.config.stream_k
+                    && !c.config.switches.swap
+            })
             .collect();
         // every config the kernel accepts and shared memory holds is in ptxas's table
         // (scripts/hopper/ptxas_table.sh walks the same rule: 303), less the four that
         // spill (128x192 with one consumer at 2 to 5 stages)
         assert_eq!(ok.len(), 299);
-        // each also at 2, 3 and 4 runs of split-K (the same compiled instance)
-        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 4 * 299);
+        // each also at 2, 3 and 4 runs of split-K, and each of those swapped (the same
+        // compiled instance)
+        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 2 * 4 * 299);
+        assert_eq!(
+            cands
+                .iter()
+                .filter(|c| c.feasible() && c.config.switches.swap)
+                .count(),
+            4 * 299
+        );
         assert!(ok.iter().all(|c| c.registers.is_some()));
         let rejected: Vec<&str> = cands.iter().filter_map(|c| c.rejected.as_deref()).collect();
         assert!(rejected.iter().all(|r| !r.contains("compiled table")));
         assert_eq!(
             rejected.iter().filter(|r| r.starts_with("ptxas:")).count(),
-            4 * 4
+            2 * 4 * 4
         );
         let a100 = preset("a100").unwrap().gpu;
         assert!(HopperFamily

@@ -150,8 +150,8 @@ pub trait KernelFamily: Sync {
     fn tiles(&self) -> Vec<(u32, u32, u32)>;
     /// The (num_warps, num_stages) space.
     fn launches(&self) -> Vec<(u32, u32)>;
-    /// The compile-time switch settings of the space (none but Triton's Hopper kernel has
-    /// any).
+    /// The switch settings of the space (Triton's Hopper kernel's compile-time switches,
+    /// the hopper kernel's `swap`; none elsewhere).
     fn switch_settings(&self) -> Vec<Switches> {
         vec![Switches::NONE]
     }
@@ -165,10 +165,14 @@ pub trait KernelFamily: Sync {
     fn stream_k(&self) -> bool {
         false
     }
-    /// Whether the kernel takes the compile-time switches (some setting of its space sets
-    /// one): its configs are written with them (`--format csv`, `json`, `triton`).
+    /// Whether the kernel takes Triton's compile-time switches (some setting of its space
+    /// sets WARP_SPECIALIZE, FLATTEN or EPILOGUE_SUBTILE): its configs are written with them
+    /// (`--format csv`, `json`, `triton`). The hopper kernel's `swap` is written with its
+    /// decomposition (SPLIT_K, STREAM_K, SWAP).
     fn takes_switches(&self) -> bool {
-        self.switch_settings().iter().any(Switches::any)
+        self.switch_settings()
+            .iter()
+            .any(|s| s.flatten || s.warp_specialize || s.epilogue_subtile)
     }
     /// The name of the Triton kernel function a config of the family launches, for a
     /// family that is a Triton kernel (`--format triton` names it).
@@ -210,6 +214,14 @@ pub trait KernelFamily: Sync {
     /// the family's kernel is measured at fewer).
     fn group_sizes(&self) -> &'static [u32] {
         &crate::model::group::GROUP_SIZES
+    }
+    /// Whether, in a launch whose tiles all run at once (phase 2's costs tie), the kernel
+    /// runs faster when consecutive CTAs share a tile of the larger operand: a group of one
+    /// (consecutive CTAs along a tile row, sharing A's tile) when the launch's rows outnumber
+    /// its columns, else the largest group (down a column, sharing B's). `false`: ties go by
+    /// `phase2_prefer_larger_group`.
+    fn one_wave_groups_by_operand(&self) -> bool {
+        false
     }
     /// The kernel's persistent tile loop, if it has one (one program per SM walking the
     /// tiles; the throughput model prices it, `throughput::PersistentLoop`).

@@ -46,7 +46,7 @@ fn header(plain: &str, columns: Columns, family_after: &str) -> String {
             h.push_str(SWITCH_COLUMNS);
         }
         if columns.split_k && name == "num_stages" {
-            h.push_str(",SPLIT_K,STREAM_K");
+            h.push_str(",SPLIT_K,STREAM_K,SWAP");
         }
     }
     if columns.energy {
@@ -90,7 +90,7 @@ pub fn batch_csv_header(ranked: bool, columns: Columns) -> String {
 pub struct CsvWriter;
 
 /// BLOCK_SIZE_M, N, K, GROUP_SIZE_M, num_warps, num_stages (and the switches, with
-/// `columns.switches`; SPLIT_K and STREAM_K with `columns.split_k`) as CSV fields.
+/// `columns.switches`; SPLIT_K, STREAM_K and SWAP with `columns.split_k`) as CSV fields.
 fn config_fields(c: &Config, columns: Columns) -> String {
     let mut f = format!(
         "{},{},{},{},{},{}",
@@ -104,7 +104,10 @@ fn config_fields(c: &Config, columns: Columns) -> String {
         ));
     }
     if columns.split_k {
-        f.push_str(&format!(",{},{}", c.split_k, c.stream_k));
+        f.push_str(&format!(
+            ",{},{},{}",
+            c.split_k, c.stream_k, c.switches.swap
+        ));
     }
     f
 }
@@ -218,5 +221,14 @@ mod tests {
             batch_csv_header(false, auto).split(',').count(),
             BATCH_CSV_HEADER.split(',').count() + 4
         );
+        // the hopper family's launch columns: its decomposition and operand order
+        let hopper = Columns {
+            split_k: true,
+            ..Columns::PLAIN
+        };
+        assert!(config_csv_header(hopper).contains(",num_stages,SPLIT_K,STREAM_K,SWAP,"));
+        let c = crate::model::problem::parse_config("128x112x64,g16,w12,s7,swap,k2").unwrap();
+        assert_eq!(config_fields(&c, hopper), "128,112,64,16,12,7,2,false,true");
+        assert_eq!(config_fields(&c, Columns::PLAIN), "128,112,64,16,12,7");
     }
 }

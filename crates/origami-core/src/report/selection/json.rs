@@ -38,6 +38,7 @@ pub fn ranked_json(r: &Ranked, columns: Columns) -> Value {
     if columns.split_k {
         o.insert("SPLIT_K".into(), serde_json::json!(r.config.split_k));
         o.insert("STREAM_K".into(), serde_json::json!(r.config.stream_k));
+        o.insert("SWAP".into(), serde_json::json!(r.config.switches.swap));
     }
     o.insert("predicted_cycles".into(), json!(r.latency_cycles));
     o.insert("predicted_us".into(), json!(r.latency_us));

@@ -70,7 +70,8 @@ pub struct Columns {
     /// WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE: some member takes compile-time
     /// switches (`triton-tma`).
     pub switches: bool,
-    /// SPLIT_K and STREAM_K: some member's space shares out K (`hopper`).
+    /// SPLIT_K, STREAM_K and SWAP: some member's space shares out K and swaps operands
+    /// (`hopper`).
     pub split_k: bool,
     /// `--format triton` writes `{"kernel", "family", "grid", "kwargs"}` rather than the
     /// bare keyword arguments: the kernel is not the tutorial one, or is chosen per shape.

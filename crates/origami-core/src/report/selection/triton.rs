@@ -53,6 +53,7 @@ pub fn kernel_kwargs(kernel: &KernelInfo, c: &Config) -> Value {
     if kernel.splits_k {
         o.insert("SPLIT_K".into(), json!(c.split_k));
         o.insert("STREAM_K".into(), json!(c.stream_k));
+        o.insert("SWAP".into(), json!(c.switches.swap));
     }
     v
 }
@@ -61,6 +62,8 @@ pub fn kernel_kwargs(kernel: &KernelInfo, c: &Config) -> Value {
 /// min(NUM_PROGRAMS, work items): the tiles, each split-K run of them, or with Stream-K
 /// every K iteration (`throughput::split_runs`, the kernel's rule).
 pub fn grid(kernel: &KernelInfo, p: &Problem, c: &Config) -> u64 {
+    // with `swap` the kernel's tiles are the transposed problem's
+    let p = &crate::model::problem::kernel_problem(p, c);
     let tiles = p.m.div_ceil(u64::from(c.block_m)) * p.n.div_ceil(u64::from(c.block_n));
     if !kernel.persistent {
         return tiles;
@@ -211,6 +214,10 @@ mod tests {
         assert_eq!(grid(&k, &p, &one), 96);
         assert_eq!(grid(&k, &p, &two), 132);
         assert_eq!(grid(&k, &p, &sk), 132);
+        // swapped: 32 x 3 tiles of the transposed problem
+        let swapped = parse_config("128x112x64,g8,w12,s6,swap").unwrap();
+        assert_eq!(grid(&k, &p, &swapped), 96);
+        assert_eq!(kernel_kwargs(&k, &swapped)["SWAP"], json!(true));
         let kw = kernel_kwargs(&k, &two);
         assert_eq!(
             (kw["SPLIT_K"].clone(), kw["STREAM_K"].clone()),

@@ -2,8 +2,8 @@
 //! without restating its rule (`origami-bench configs --family hopper`, read by
 //! scripts/hopper/ptxas_table.sh). One row per config of the space: tile, warps, stages,
 //! consumer warpgroups, shared memory, whether it is an instance of the kernel whose
-//! shared memory fits (and why not), and the `-D` flags of the instance. Split-K is a
-//! run-time argument of the same instance: the listing has no row per split.
+//! shared memory fits (and why not), and the `-D` flags of the instance. Split-K and `swap`
+//! are run-time arguments of the same instance: the listing has no row per split or swap.
 
 use std::fmt::Write as _;
 
@@ -33,11 +33,11 @@ pub fn config_list_csv(dtype: Dtype, smem_limit_bytes: Option<u64>) -> Result<St
     let mut out = String::new();
     out.push_str(HEADER);
     out.push('\n');
-    // one row per compiled instance: split-K and Stream-K are run-time arguments
+    // one row per compiled instance: split-K, Stream-K and `swap` are run-time arguments
     for c in HopperFamily
         .configs()
         .into_iter()
-        .filter(|c| c.split_k == 1 && !c.stream_k)
+        .filter(|c| c.split_k == 1 && !c.stream_k && !c.switches.swap)
     {
         let smem = smem_bytes(&c);
         let reason = config_violation(&c).or_else(|| match smem_limit_bytes {
