@@ -621,6 +621,7 @@ impl<'a> Selector<'a> {
         }
         let with_rejected = scope == Scope::WithRejected;
         let g1 = default_group_m(self.gpu.sm_count);
+        let swap_ok = self.family.swaps_operands(p);
         let hw = self.inputs();
         // Phase 1: score every feasible config (or, for a pick, those that can win).
         let mut scores = Vec::with_capacity(if self.score_rule.per_launch() {
@@ -631,7 +632,7 @@ impl<'a> Selector<'a> {
         let mut unusable = Vec::new();
         let mut score_tile = |i: usize, scores: &mut Vec<Score>| {
             let e = &self.tiles[i];
-            self.score_launches(e, p, g1, 0..e.feasible.len(), |cfg, cycles| {
+            self.score_launches(e, p, g1, 0..e.feasible.len(), swap_ok, |cfg, cycles| {
                 let sc = Score {
                     tile: i,
                     cfg,
@@ -653,7 +654,7 @@ impl<'a> Selector<'a> {
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| !e.feasible.is_empty())
-                .map(|(i, e)| (self.tile_floor(e, p), i))
+                .map(|(i, e)| (self.tile_floor(e, p, swap_ok), i))
                 .collect();
             order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let mut best = f64::INFINITY;
@@ -746,10 +747,10 @@ impl<'a> Selector<'a> {
 
     /// A lower bound on the predicted time of every launch of a tile
     /// (`throughput::lower_bound`), only meaningful when the selector is `prunable`.
-    fn tile_floor(&self, e: &TileEntry, p: &Problem) -> f64 {
+    fn tile_floor(&self, e: &TileEntry, p: &Problem, swap_ok: bool) -> f64 {
         let first = &e.launches[0];
         let floor = self.grid_floor(e, p, first);
-        if e.swap {
+        if e.swap && swap_ok {
             // the launches that swap the operands run the transposed problem's grid
             let other = throughput::LaunchStatic {
                 swap: !first.swap,
@@ -843,7 +844,9 @@ impl<'a> Selector<'a> {
         }
         let (e, j) = self.find(config)?;
         let mut cycles = None;
-        self.score_launches(e, p, config.group_m, j..j + 1, |_, c| cycles = Some(c));
+        self.score_launches(e, p, config.group_m, j..j + 1, true, |_, c| {
+            cycles = Some(c)
+        });
         cycles.filter(|c: &f64| usable(*c))
     }
 
@@ -876,7 +879,8 @@ impl<'a> Selector<'a> {
     }
 
     /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
-    /// selector's scoring rule, handing each (launch index, cycles) to `emit`. Under
+    /// selector's scoring rule, handing each (launch index, cycles) to `emit`; swapped
+    /// launches only with `swap_ok` (`KernelFamily::swaps_operands`). Under
     /// `TileLatency` the tile is scored once, as its first launch in `cfgs`: every launch
     /// of the tile has that prediction (`launch_total` reduces to `l_total`).
     #[inline]
@@ -886,9 +890,11 @@ impl<'a> Selector<'a> {
         p: &Problem,
         group_m: u32,
         cfgs: std::ops::Range<usize>,
+        swap_ok: bool,
         mut emit: impl FnMut(usize, f64),
     ) {
         let hw = self.inputs();
+        let skip = |j: usize| !swap_ok && e.feasible[j].config.switches.swap;
         match self.score_rule {
             ScoreRule::Throughput => {
                 // the grid is the tile's: made once for all its launches (one for those
@@ -896,6 +902,9 @@ impl<'a> Selector<'a> {
                 let mut grids: [Option<throughput::TileGrid>; 2] = [None, None];
                 for j in cfgs {
                     let l = &e.launches[j];
+                    if l.swap && !swap_ok {
+                        continue;
+                    }
                     let grid = grids[usize::from(l.swap)]
                         .get_or_insert_with(|| throughput::TileGrid::new(p, l, &hw));
                     let t = throughput::predict_on(p, grid, l, &e.costs[j], group_m, &hw);
@@ -907,7 +916,7 @@ impl<'a> Selector<'a> {
             }
             ScoreRule::LaunchLatency => {
                 let b = predict_with(&e.stat, p, group_m, &hw);
-                for j in cfgs {
+                for j in cfgs.filter(|&j| !skip(j)) {
                     let stages = e.feasible[j].config.num_stages;
                     emit(j, launch_total(&b, stages, e.scales[j], &self.constants));
                 }
@@ -976,16 +985,22 @@ impl<'a> Selector<'a> {
     /// launch.
     fn band_order(&self, p: &Problem, a: &Score, b: &Score) -> Ordering {
         let (ta, tb) = (&self.tiles[a.tile], &self.tiles[b.tile]);
-        let orient = |t: (u32, u32, u32)| -> u32 {
-            match p.m.cmp(&p.n) {
-                Ordering::Greater => t.0,
-                Ordering::Less => t.1,
+        // the tile's extent along the problem's longer side, in the kernel's terms (a
+        // swapped launch's BLOCK_M runs along the user's N)
+        let orient = |t: &TileEntry, s: &Score| -> u32 {
+            let kp = kernel_problem(p, &t.feasible[s.cfg].config);
+            match kp.m.cmp(&kp.n) {
+                Ordering::Greater => t.tile.0,
+                Ordering::Less => t.tile.1,
                 Ordering::Equal => 0,
             }
         };
+        let swapped = |t: &TileEntry, s: &Score| t.feasible[s.cfg].config.switches.swap;
         tb.intensity
             .total_cmp(&ta.intensity)
-            .then_with(|| orient(tb.tile).cmp(&orient(ta.tile)))
+            .then_with(|| orient(tb, b).cmp(&orient(ta, a)))
+            // the same extent either way round: the plain launch (swapping buys nothing)
+            .then_with(|| swapped(ta, a).cmp(&swapped(tb, b)))
             .then_with(|| tb.tile.0.cmp(&ta.tile.0))
             .then_with(|| tb.tile.1.cmp(&ta.tile.1))
             .then_with(|| tb.tile.2.cmp(&ta.tile.2))
@@ -1151,9 +1166,18 @@ mod tests {
                 let own = s.predict_config(&p, &r.config).unwrap();
                 assert!((own - r.latency_cycles).abs() <= 1e-9 * own, "{}", r.config);
             }
-            // where the rows outnumber the columns nothing is gained: 4100x576 stays plain
+            // where the rows outnumber the columns swapped launches are not selectable
+            // (`swaps_operands`), but one asked by name is still priced
             let tall = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
-            assert!(!s.select(&tall, false).unwrap().pick.config.switches.swap);
+            let all = s.select(&tall, false).unwrap();
+            assert!(s
+                .ranked(&all, usize::MAX)
+                .iter()
+                .all(|r| !r.config.switches.swap));
+            let named = parse_config("128x144x64,g1,w12,s6,swap").unwrap();
+            assert!(s.predict_config(&tall, &named).is_some());
+            assert!(!crate::model::family::HopperFamily.swaps_operands(&tall));
+            assert!(crate::model::family::HopperFamily.swaps_operands(&p));
         });
     }
 

@@ -193,7 +193,8 @@ fn rates(hw: &ModelInputs<'_>) -> Rates {
 
 /// The largest of `terms` when `p` is 0; else their p-norm (the bounds overlap imperfectly:
 /// a resource near its limit still slows the others a little).
-/// (The selection's hot path: p = 4 needs no division, other integers use `powi`.)
+/// (The selection's hot path: p = 4 needs no division, other integers use `powi`,
+/// half-integers `powi` and `sqrt`.)
 fn combine(terms: &[f64], p: f64) -> f64 {
     if p == 4.0 {
         return terms
@@ -212,6 +213,16 @@ fn combine(terms: &[f64], p: f64) -> f64 {
     }
     let sum: f64 = if p.fract() == 0.0 && p <= 64.0 {
         terms.iter().map(|t| (t / m).powi(p as i32)).sum()
+    } else if p.fract() == 0.5 && p <= 64.0 {
+        // x^(n + 1/2) = x^n sqrt(x): the fitted Hopper constants' 2.5 without `powf`
+        let n = p.floor() as i32;
+        terms
+            .iter()
+            .map(|t| {
+                let x = t / m;
+                x.powi(n) * x.sqrt()
+            })
+            .sum()
     } else {
         terms.iter().map(|t| (t / m).powf(p)).sum()
     };
@@ -1055,6 +1066,14 @@ mod tests {
         assert!(p4 > 5.0 && p4 < 9.0, "{p4}");
         assert!(combine(&[3.0, 5.0], 64.0) - 5.0 < 1e-3);
         assert_eq!(combine(&[0.0, 0.0], 4.0), 0.0);
+        // the half-integer path agrees with powf to rounding
+        for p in [0.5, 1.5, 2.5, 3.5] {
+            let t = [3.0, 5.0, 1.0, 0.25];
+            let m: f64 = 5.0;
+            let want = m * t.iter().map(|x| (x / m).powf(p)).sum::<f64>().powf(1.0 / p);
+            let got = combine(&t, p);
+            assert!((got - want).abs() <= 1e-12 * want, "{p}: {got} vs {want}");
+        }
     }
 
     #[test]

@@ -280,6 +280,14 @@ impl KernelFamily for HopperFamily {
     fn loads_whole_boxes(&self) -> bool {
         true
     }
+    /// Only when the user's rows are the fewer (M < N): swapping puts the rows on wgmma's N,
+    /// in steps of 16, and the columns on BLOCK_M's steps of 64; with M >= N that moves the
+    /// coarser steps onto the smaller side. Measured on an H100 (`results/h100/hopper/swap/`):
+    /// the two swapped picks with M > N ran slower than the plain ones (4100x1536x7168 0.96-0.98,
+    /// 1000x576x7168 0.91-0.94), 4100x576x7168's 128x144 tile swapped at half the speed.
+    fn swaps_operands(&self, p: &Problem) -> bool {
+        p.m < p.n
+    }
     /// Measured on an H100 and an H200 (`results/h100/hopper/swap/`,
     /// `results/h200/hopper/swap/`, GROUP_SIZE_M 1 to 16 in one-wave launches): the largest
     /// group, phase 2's tie before, ran 4100x576x7168's 128x144 tile at 60.2 us against 52.3

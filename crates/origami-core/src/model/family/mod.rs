@@ -215,6 +215,12 @@ pub trait KernelFamily: Sync {
     fn group_sizes(&self) -> &'static [u32] {
         &crate::model::group::GROUP_SIZES
     }
+    /// Whether the space's swapped launches (`swap`: C^T = B A^T) are selectable for a
+    /// problem (false: the family has none, or they cannot pay there; a swapped config asked
+    /// by name is still priced).
+    fn swaps_operands(&self, _p: &Problem) -> bool {
+        false
+    }
     /// Whether, in a launch whose tiles all run at once (phase 2's costs tie), the kernel
     /// runs faster when consecutive CTAs share a tile of the larger operand: a group of one
     /// (consecutive CTAs along a tile row, sharing A's tile) when the launch's rows outnumber
