@@ -9,9 +9,12 @@ devbin_ready() {
     done
 }
 
-# run_folder NAME: $OUT/NAME created, `nvidia-smi dmon -s pc -d 1` into its dmon.txt.
+# run_folder NAME: $OUT/NAME created, the GPU's name, driver, power limit and top SM clock
+# in its gpu.txt, `nvidia-smi dmon -s pc -d 1` into its dmon.txt.
 run_folder() {
     mkdir -p "$OUT/$1"
+    nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv \
+        >"$OUT/$1/gpu.txt" 2>&1
     nvidia-smi dmon -s pc -d 1 >"$OUT/$1/dmon.txt" 2>&1 &
     DMON_PID=$!
 }

@@ -19,7 +19,6 @@ name="swap-$dtype-p$parts"
 run_folder "$name"
 d="$OUT/$name"
 bench=target/devbin/origami-bench
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv >"$d/gpu.txt"
 if [[ $parts == *1* ]]; then
     # shape | configs (all swapped); N = 4096 / 296: C by TMA; N = 333 / 300: from registers
     while read -r m n k cfgs; do

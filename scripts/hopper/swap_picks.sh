@@ -16,7 +16,6 @@ name="${NAME:-swap-picks}-$dtype"
 run_folder "$name"
 d="$OUT/$name"
 bench=target/devbin/origami-bench
-nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv >"$d/gpu.txt"
 grep -v '^#' "$list" | while read -r m n k fam0 pick0 fam1 pick1; do
     s="${m}x${n}x${k}"
     if [ "$fam0" = "$fam1" ]; then
