@@ -874,7 +874,7 @@ fn arg_with_nul() -> impl Strategy<Value = String> {
             "--format", "json", "csv", "text", "--top", "--all", "--explain", "--dtype", "fp16",
             "bf16", "fp8", "--model", "--no-fitted", "--tile", "128x64", "--cluster", "2x1",
             "--l2", "raster", "hit-rate", "--swizzle", "--groups", "--describe", "--help",
-            "--version", "-x", "--", "", "hopper", "--objective", "energy", "edp",
+            "--version", "-x", "--", "", "hopper", "auto", "--objective", "energy", "edp",
             "sustained", "--power-limit", "--pareto", "--energy-costs",
         ][..])
         .prop_map(str::to_string),

@@ -197,3 +197,44 @@ proptest! {
         prop_assert!(e.energy_mj >= 0.0 && e.dynamic_mj >= 0.0, "{e:?}");
     }
 }
+
+/// The hopper family with its fitted constants on an H100 (as `origami-select` sets it up).
+fn hopper_h100() -> (origami::hw::schema::HwDoc, ModelConstants) {
+    let doc = preset("h100-sxm").unwrap();
+    let kc = match origami::hw::fitted::fitted_constants("hopper", &doc.gpu) {
+        Some((_, fitted)) => {
+            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap()
+        }
+        None => ModelConstants::default(),
+    };
+    (doc, kc)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A swapped launch (`swap`: C^T = B A^T) is priced as the plain launch of the
+    /// transposed problem, and a pick swaps only where the user's rows are the fewer.
+    #[test]
+    fn a_swapped_launch_is_the_plain_launch_of_the_transpose(
+        m in 1u64..=20_000, n in 1u64..=20_000, k8 in 1u64..=4096, pick_one in 0usize..2392
+    ) {
+        let (doc, kc) = hopper_h100();
+        let f = family("hopper").unwrap();
+        let s = Selector::new(f, &doc.gpu, &doc.params, &kc, Variant::Origami, Dtype::Fp16).unwrap();
+        let p = Problem::new(m, n, 8 * k8, Dtype::Fp16).unwrap();
+        let feasible: Vec<_> = f
+            .candidates(Dtype::Fp16, &doc.gpu)
+            .into_iter()
+            .filter(|c| c.feasible() && !c.config.switches.swap)
+            .collect();
+        let plain = feasible[pick_one % feasible.len()].config;
+        let mut swapped = plain;
+        swapped.switches.swap = true;
+        let a = s.predict_config(&p, &swapped);
+        let b = s.predict_config(&p.transposed(), &plain);
+        prop_assert_eq!(a.map(f64::to_bits), b.map(f64::to_bits), "{} on {}x{}", plain, m, n);
+        let pick = s.select(&p, false).unwrap().pick.config;
+        prop_assert!(!pick.switches.swap || m < n, "{} picked for {}x{}", pick, m, n);
+    }
+}
