@@ -996,9 +996,20 @@ impl<'a> Selector<'a> {
             }
         };
         let swapped = |t: &TileEntry, s: &Score| t.feasible[s.cfg].config.switches.swap;
+        // shared-memory fragment bytes per output element of a launch (wgmma reads B's
+        // whole tile once per 64-row block of A: fewer, wider blocks read less)
+        let fragments = |t: &TileEntry, s: &Score| -> f64 {
+            match t.launches.get(s.cfg) {
+                Some(l) if self.family.band_prefers_fewer_fragment_bytes() => {
+                    l.fragment_bytes / (l.bm * l.bn) as f64
+                }
+                _ => 0.0,
+            }
+        };
         tb.intensity
             .total_cmp(&ta.intensity)
             .then_with(|| orient(tb, b).cmp(&orient(ta, a)))
+            .then_with(|| fragments(ta, a).total_cmp(&fragments(tb, b)))
             // the same extent either way round: the plain launch (swapping buys nothing)
             .then_with(|| swapped(ta, a).cmp(&swapped(tb, b)))
             .then_with(|| tb.tile.0.cmp(&ta.tile.0))
@@ -1178,6 +1189,19 @@ mod tests {
             assert!(s.predict_config(&tall, &named).is_some());
             assert!(!crate::model::family::HopperFamily.swaps_operands(&tall));
             assert!(crate::model::family::HopperFamily.swaps_operands(&p));
+        });
+    }
+
+    #[test]
+    fn the_hopper_tie_band_takes_the_launch_that_reads_fewer_fragment_bytes() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            // 1024^3: 64x128 (one m64n128 wgmma per K step) and 128x64 (two m64n64) are
+            // predicted within the band; the first reads B once (6.5 us on an H100, 7.8)
+            let p = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+            let pick = s.select(&p, false).unwrap().pick.config;
+            assert_eq!((pick.block_m, pick.block_n), (64, 128), "{pick}");
+            // the mma.sync family keeps the published keys
+            assert!(!crate::model::family::OrigamiFamily.band_prefers_fewer_fragment_bytes());
         });
     }
 

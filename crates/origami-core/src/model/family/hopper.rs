@@ -280,6 +280,14 @@ impl KernelFamily for HopperFamily {
     fn loads_whole_boxes(&self) -> bool {
         true
     }
+    /// A consumer warpgroup issues one m64nBN wgmma per 64 rows, each reading B's whole tile
+    /// from shared memory: 64x128 (one block of n128) reads 25 % less per output than
+    /// 128x64 (two of n64). Among configs the model predicts within the tie band, the
+    /// one that reads less ran faster on an H100: 1024^3's 64x128x64,w8,s7 at 6.5 us
+    /// against 128x64x64,w8,s7 at 7.8 (`results/h100/hopper/swap/groups-1024-*.json`).
+    fn band_prefers_fewer_fragment_bytes(&self) -> bool {
+        true
+    }
     /// Only when the user's rows are the fewer (M < N): swapping puts the rows on wgmma's N,
     /// in steps of 16, and the columns on BLOCK_M's steps of 64; with M >= N that moves the
     /// coarser steps onto the smaller side. Measured on an H100 (`results/h100/hopper/swap/`):

@@ -215,6 +215,11 @@ pub trait KernelFamily: Sync {
     fn group_sizes(&self) -> &'static [u32] {
         &crate::model::group::GROUP_SIZES
     }
+    /// Whether the tie band ranks, after intensity and orientation, the launch that reads
+    /// fewer shared-memory fragment bytes per output element first.
+    fn band_prefers_fewer_fragment_bytes(&self) -> bool {
+        false
+    }
     /// Whether the space's swapped launches (`swap`: C^T = B A^T) are selectable for a
     /// problem (false: the family has none, or they cannot pay there; a swapped config asked
     /// by name is still priced).
