@@ -981,8 +981,10 @@ impl<'a> Selector<'a> {
     }
 
     /// Origami tie-band order: higher intensity, then the orientation preference (M > N:
-    /// larger BLOCK_M; N > M: larger BLOCK_N), then larger BM, BN, BK, then the preferred
-    /// launch.
+    /// larger BLOCK_M; N > M: larger BLOCK_N; in the kernel's terms for a swapped launch),
+    /// then for a family that asks (`band_prefers_fewer_fragment_bytes`) fewer shared-memory
+    /// fragment bytes per output element, then the plain launch before the swapped one, then
+    /// larger BM, BN, BK, then the preferred launch.
     fn band_order(&self, p: &Problem, a: &Score, b: &Score) -> Ordering {
         let (ta, tb) = (&self.tiles[a.tile], &self.tiles[b.tile]);
         // the tile's extent along the problem's longer side, in the kernel's terms (a
