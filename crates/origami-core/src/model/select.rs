@@ -59,6 +59,8 @@ struct TileEntry {
     /// time per iteration, and of its L2 time (`Selector::tile_floor`'s inputs).
     floor_core: f64,
     floor_l2: f64,
+    /// The least, over the launches, of the fill and setup a launch pays at least once.
+    floor_fixed: f64,
     /// The split-K factors above 1 among the launches (each runs on a grid of its own).
     splits: Vec<u64>,
     /// Whether a launch is Stream-K (a grid of its own too).
@@ -280,6 +282,7 @@ impl<'a> Selector<'a> {
                         costs: Vec::new(),
                         floor_core: 0.0,
                         floor_l2: 0.0,
+                        floor_fixed: 0.0,
                         splits: Vec::new(),
                         stream: false,
                         cluster: false,
@@ -374,6 +377,11 @@ impl<'a> Selector<'a> {
                 .map(|c| c.tensor.max(c.smem))
                 .fold(f64::INFINITY, f64::min);
             e.floor_l2 = e.costs.iter().map(|c| c.l2).fold(f64::INFINITY, f64::min);
+            e.floor_fixed = e
+                .costs
+                .iter()
+                .map(|c| c.fixed)
+                .fold(f64::INFINITY, f64::min);
             e.splits = e
                 .launches
                 .iter()
@@ -766,7 +774,8 @@ impl<'a> Selector<'a> {
     fn grid_floor(&self, e: &TileEntry, p: &Problem, l: &throughput::LaunchStatic) -> f64 {
         let hw = self.inputs();
         let grid = throughput::TileGrid::new(p, l, &hw);
-        let mut floor = throughput::lower_bound(&grid, e.floor_core, e.floor_l2, &hw);
+        let mut floor =
+            throughput::lower_bound(&grid, e.floor_core, e.floor_l2, e.floor_fixed, &hw);
         // a split-K launch runs on a grid of its own: the tile's bound is the least
         for &k in &e.splits {
             let split = grid.split(k, &hw).0;
@@ -774,6 +783,7 @@ impl<'a> Selector<'a> {
                 &split,
                 e.floor_core,
                 e.floor_l2,
+                e.floor_fixed,
                 &hw,
             ));
         }
@@ -783,6 +793,7 @@ impl<'a> Selector<'a> {
                 &stream,
                 e.floor_core,
                 e.floor_l2,
+                e.floor_fixed,
                 &hw,
             ));
         }
@@ -792,6 +803,7 @@ impl<'a> Selector<'a> {
                 &cluster,
                 e.floor_core,
                 e.floor_l2,
+                e.floor_fixed,
                 &hw,
             ));
         }

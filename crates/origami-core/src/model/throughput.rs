@@ -683,19 +683,28 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 
 /// A lower bound on [`predict_on`]'s total for every launch of a tile on `grid`, given the
 /// least over those launches of max(tensor, smem) (`floor_core`) and of the L2 time
-/// (`floor_l2`) of a block per iteration. Why it holds: an iteration of `c` resident
+/// (`floor_l2`) of a block per iteration, and of the fill and setup a launch pays at
+/// least once (`floor_fixed`, `BlockCosts::fixed`: an L2 speedup leaves it as it is).
+/// Why it holds: an iteration of `c` resident
 /// blocks costs at least `c` times each of those terms (a p-norm is at least its largest
-/// term), the busiest SM runs `busiest` blocks of `k_iters` iterations in all, and every
-/// other term (fill, epilogue, setup, pipeline) adds; the active SMs' L2 speedup divides
+/// term), the busiest SM runs `busiest` blocks of `k_iters` iterations in all, it pays the
+/// fill and setup at least once (a round of blocks, or a persistent CTA's first fill and
+/// setup), and every other term (epilogue, further fills, pipeline) adds; the active SMs' L2 speedup divides
 /// the L2 term at most by `l2_speedup`, the misaligned rows only add to it; DRAM moves at
 /// least A + B (compulsory) plus C and the boxes' padding (nothing when they stay in L2:
 /// `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
-pub fn lower_bound(grid: &TileGrid, floor_core: f64, floor_l2: f64, hw: &ModelInputs<'_>) -> f64 {
+pub fn lower_bound(
+    grid: &TileGrid,
+    floor_core: f64,
+    floor_l2: f64,
+    floor_fixed: f64,
+    hw: &ModelInputs<'_>,
+) -> f64 {
     let k = hw.constants;
     let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0);
-    let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2);
+    let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2) + floor_fixed;
     let dram_bytes = if grid.l2_resident {
         0.0
     } else {
@@ -1375,7 +1384,7 @@ mod tests {
             (grid.split(2, &hw).0, two.total),
             (grid.stream(&hw).0, sk.total),
         ] {
-            assert!(lower_bound(&g, floor_core, costs.l2, &hw) <= t);
+            assert!(lower_bound(&g, floor_core, costs.l2, costs.fixed, &hw) <= t);
         }
     }
 }
