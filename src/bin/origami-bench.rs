@@ -74,7 +74,10 @@ struct RunArgs {
     /// Reduction dimension (a multiple of 8: the kernel loads A and B in 16-byte chunks).
     #[arg(allow_hyphen_values = true)]
     k: String,
-    /// A config BMxBNxBK,gG,wW,sS.
+    /// A config BMxBNxBK,gG,wW,sS[,switch...][,kS|,sk], repeatable; switches (whole words):
+    /// cache_all and unpredicated (origami), cluster and swap (hopper: pairs of CTAs
+    /// sharing A or B by multicast; C^T = B A^T), flatten, warp_specialize and
+    /// epilogue_subtile (Triton's); kS: split-K in S runs, sk: Stream-K (hopper).
     #[arg(long, conflicts_with_all = ["pick", "top"])]
     config: Vec<String>,
     /// The model's pick (the default).

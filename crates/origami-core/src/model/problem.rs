@@ -166,6 +166,11 @@ impl Switches {
         "swap",
     ];
 
+    /// The set switches as `a, b` (for messages; the config text writes `,a,b`).
+    pub fn words(&self) -> String {
+        self.to_string().trim_start_matches(',').replace(',', ", ")
+    }
+
     /// Whether any switch is set.
     pub fn any(&self) -> bool {
         *self != Switches::NONE
@@ -364,6 +369,9 @@ mod tests {
         };
         let out = c.switches.outside(allowed);
         assert_eq!(out.to_string(), ",unpredicated");
+        assert_eq!(out.words(), "unpredicated");
+        assert_eq!(c.switches.words(), "cache_all, unpredicated");
+        assert_eq!(Switches::NONE.words(), "");
         assert!(!Switches::NONE.outside(Switches::NONE).any());
         let e = parse_config("64x64x32,w4,s3,cahce_all").unwrap_err();
         assert!(e.contains("cache_all, unpredicated"), "{e}");

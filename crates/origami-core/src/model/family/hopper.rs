@@ -118,7 +118,8 @@ pub fn config_violation(c: &Config) -> Option<String> {
     });
     if others.any() {
         return Some(format!(
-            "the switches{others} are other kernels': this kernel takes only `cluster` and `swap`"
+            "the switches {} are other kernels': this kernel takes only `cluster` and `swap`",
+            others.words()
         ));
     }
     if c.switches.cluster && (c.split_k > 1 || c.stream_k) {

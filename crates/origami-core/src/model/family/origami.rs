@@ -205,7 +205,8 @@ pub fn config_violation(c: &Config) -> Option<String> {
     let others = c.switches.outside(STUDY_SWITCHES);
     if others.any() {
         return Some(format!(
-            "the switches{others} are other kernels': this kernel takes only `cache_all` and `unpredicated`"
+            "the switches {} are other kernels': this kernel takes only `cache_all` and `unpredicated`",
+            others.words()
         ));
     }
     None
