@@ -102,12 +102,13 @@ impl SplitPlan {
     /// The plan of a config on a problem, on a GPU of `sms` SMs (with `swap`, the
     /// transposed problem's: the kernel's tiles).
     pub fn of(c: &Config, p: &Problem, sms: u32) -> SplitPlan {
+        // `pairing` takes the user's problem (it transposes for `swap` itself)
+        let pair_tiles = pairing(c, p).map_or(0, |pr| pr.pairs);
         let p = &kernel_problem(p, c);
         let k_tiles = p.k.div_ceil(u64::from(c.block_k.max(1)));
         let tiles =
             p.m.div_ceil(u64::from(c.block_m.max(1))) * p.n.div_ceil(u64::from(c.block_n.max(1)));
         let tile_elems = u64::from(c.block_m) * u64::from(c.block_n);
-        let pair_tiles = pairing(c, p).map_or(0, |pr| pr.pairs);
         if c.stream_k {
             return SplitPlan {
                 k_per_split: k_tiles,
@@ -194,12 +195,6 @@ pub fn pairing(c: &Config, p: &Problem) -> Option<ClusterPairing> {
 /// user's C either way: `p` is the user's problem).
 pub fn c_by_tma(p: &Problem) -> bool {
     p.n % 8 == 0
-}
-
-/// The launch's arguments in the kernel's terms: with `swap`, the kernel's A is the user's
-/// B and its M the user's N (`kernel_problem`); `(kernel problem, operands exchanged)`.
-pub fn kernel_operands(c: &Config, p: &Problem) -> (Problem, bool) {
-    (kernel_problem(p, c), c.switches.swap)
 }
 
 /// The tensor maps of the kernel's A (M x K, boxes BM x 64), B (N x K, boxes BN x 64), in
@@ -300,8 +295,8 @@ mod tests {
         let c = parse_config("128x112x64,g16,w12,s7,swap").unwrap();
         assert!(c.switches.swap && check_config(&c).is_ok());
         assert_eq!(c.to_string(), "128x112x64,g16,w12,s7,swap");
-        let (kp, swapped) = kernel_operands(&c, &p);
-        assert!(swapped && (kp.m, kp.n, kp.k) == (4096, 333, 4096));
+        let kp = kernel_problem(&p, &c);
+        assert_eq!((kp.m, kp.n, kp.k), (4096, 333, 4096));
         // 32 x 3 tiles of the transpose (plain: 3 x 37)
         assert_eq!(launch_dims(&c, &p, 132).grid.0, 96);
         let plain = Config {
@@ -328,6 +323,13 @@ mod tests {
         assert_eq!(plan.runs, 2);
         assert_eq!(plan.workspace_elems(&p), 2 * 333 * 4096);
         assert_eq!(plan.ctas(132), 132);
+        // swapped pairs are the transposed problem's: 333 x 4100 in 128 x 144 tiles is
+        // 4100 x 333 for the kernel, 33 x 3 tiles, paired along M (17 x 3 = 51 pairs)
+        let pc = parse_config("128x144x64,g16,w12,s4,swap,cluster").unwrap();
+        let wide = Problem::new(333, 4100, 7168, Dtype::Fp16).unwrap();
+        let pr = pairing(&pc, &wide).unwrap();
+        assert!(!pr.along_n && pr.pairs == 51, "{pr:?}");
+        assert_eq!(launch_dims(&pc, &wide, 132).grid.0, 102);
     }
 
     #[test]

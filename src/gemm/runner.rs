@@ -525,7 +525,8 @@ impl Runner {
             let bf16 = self.dtype == Dtype::Bf16;
             let [ma, mb, mc] = hopper_kernel::map_shapes(config, p);
             // with `swap` the kernel computes C^T = B A^T: its A is the user's B
-            let (kp, swapped) = hopper_kernel::kernel_operands(config, p);
+            let kp = crate::model::problem::kernel_problem(p, config);
+            let swapped = config.switches.swap;
             let (a, b) = if swapped {
                 (&data.b[copy], &data.a[copy])
             } else {

@@ -912,11 +912,8 @@ impl<'a> Selector<'a> {
                 // the grid is the tile's: made once for all its launches (one for those
                 // that swap the operands, which run the transposed problem)
                 let mut grids: [Option<throughput::TileGrid>; 2] = [None, None];
-                for j in cfgs {
+                for j in cfgs.filter(|&j| !skip(j)) {
                     let l = &e.launches[j];
-                    if l.swap && !swap_ok {
-                        continue;
-                    }
                     let grid = grids[usize::from(l.swap)]
                         .get_or_insert_with(|| throughput::TileGrid::new(p, l, &hw));
                     let t = throughput::predict_on(p, grid, l, &e.costs[j], group_m, &hw);
