@@ -46,7 +46,9 @@ def taub(xs, ys):
 
 
 def key_of(config):
-    return re.sub(r",g\d+", "", config)
+    """A config's name without its GROUP_SIZE_M, its launch words in one order."""
+    tile, *launch = config.split(",")
+    return ",".join([tile] + sorted(w for w in launch if not re.fullmatch(r"g\d+|k1", w)))
 
 
 def measured(path, dtype):
@@ -66,7 +68,7 @@ def predicted(shapes, family, gpu, dtype, select):
         f.write("M,N,K\n" + "".join(f"{m},{n},{k}\n" for m, n, k in shapes))
     try:
         text = subprocess.run([select, "--shapes", f.name, "--family", family, "--gpu", gpu,
-                               "--dtype", dtype, "--top", "100000", "--format", "csv"],
+                               "--dtype", dtype, "--top", "100000", "--format", "csv"] + (["--objective", os.environ["TAU_OBJECTIVE"]] if os.environ.get("TAU_OBJECTIVE") else []),
                               capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(f.name)
@@ -79,7 +81,9 @@ def predicted(shapes, family, gpu, dtype, select):
             c += ",sk"
         if r.get("FLATTEN") == "true":
             c += ",flatten"
-        out[(int(r["M"]), int(r["N"]), int(r["K"]))][c] = float(r["predicted_us"])
+        if r.get("SWAP") == "true":
+            c += ",swap"
+        out[(int(r["M"]), int(r["N"]), int(r["K"]))][key_of(c)] = float(r[os.environ.get("TAU_COLUMN", "predicted_us")])
     return out
 
 
