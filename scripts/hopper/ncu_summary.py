@@ -27,12 +27,15 @@ def table(path):
     head = rows[0]
     col = {name: head.index(name) for name in
            ("Kernel Name", "Grid Size", "Block Size", "Metric Name", "Metric Unit", "Metric Value")}
-    values = {}
+    launches = {}
     for r in rows[1:]:
         if len(r) > col["Metric Value"]:
-            values.setdefault(r[col["Metric Name"]], (r[col["Metric Value"]], r[col["Metric Unit"]]))
-    first = rows[1]
-    return first[col["Kernel Name"]], first[col["Grid Size"]], first[col["Block Size"]], values
+            launch = launches.setdefault(r[head.index("ID")], {
+                "kernel": r[col["Kernel Name"]], "grid": r[col["Grid Size"]],
+                "block": r[col["Block Size"]], "values": {}})
+            launch["values"].setdefault(r[col["Metric Name"]],
+                                        (r[col["Metric Value"]], r[col["Metric Unit"]]))
+    return [(x["kernel"], x["grid"], x["block"], x["values"]) for x in launches.values()]
 
 
 def main():
@@ -44,9 +47,9 @@ def main():
         if t is None:
             print(f"{name}: no profiled launch")
             continue
-        kernel, grid, block, v = t
-        print(f"{name}: {kernel[:56]}, grid {grid}, block {block}")
-        print("   " + "; ".join(f"{m} {v[m][0]} {v[m][1]}".rstrip() for m in METRICS if m in v))
+        for kernel, grid, block, v in t:
+            print(f"{name}: {kernel[:56]}, grid {grid}, block {block}")
+            print("   " + "; ".join(f"{m} {v[m][0]} {v[m][1]}".rstrip() for m in METRICS if m in v))
 
 
 if __name__ == "__main__":
