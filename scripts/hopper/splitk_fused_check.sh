@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Device only (issue 13): split-K with the reduction inside the GEMM kernel (this build,
+# target/devbin/origami-bench.xz: the run that counts last on a tile's counter adds the
+# partial tiles in order) against the same launches with the reduction as a second kernel
+# (the build before, target/devbin/origami-bench-old.xz). Each build in its own process,
+# four alternating passes, cuBLAS beside them, every launch checked against cuBLAS (the
+# runner's verification). Shapes cover both C paths (TMA; registers when N % 8 != 0), the
+# swapped layout, 2-4 runs, and more work items than SMs (each CTA counting several tiles).
+# Writes $OUT/splitk/<shape>-<dtype>-{new,old}.txt, tarred into $OUT/splitk.tgz.
+# Usage: scripts/hopper/splitk_fused_check.sh
+set -u
+. scripts/device_lib.sh
+devbin_ready origami-bench origami-bench-old
+run_folder splitk
+check() { # M N K CONFIG...
+    local m=$1 n=$2 k=$3
+    shift 3
+    local args=()
+    for c in "$@"; do args+=(--config "$c"); done
+    for dt in fp16 bf16; do
+        for b in new old; do
+            local bin=target/devbin/origami-bench
+            [ $b = old ] && bin=target/devbin/origami-bench-old
+            timeout 150 $bin run "$m" "$n" "$k" --family hopper --dtype $dt --passes 4 "${args[@]}" \
+                >"$OUT/splitk/${m}x${n}x${k}-$dt-$b.txt" 2>&1 || echo "${m}x${n}x${k} $dt $b: exit $?" >>"$OUT/splitk/failures.txt"
+        done
+    done
+}
+check 17 6144 4096 128x32x64,g1,w8,s7,swap,k2 64x32x64,g1,w8,s8,swap,k2 64x32x64,g1,w8,s8,swap 128x32x64,g1,w8,s8,swap
+check 1 8192 8192 64x128x64,g16,w8,s6,k4 64x256x64,g16,w8,s4,k4 64x128x64,g16,w8,s6,k3 64x128x64,g16,w8,s6
+check 128 4096 14336 64x128x64,g16,w8,s8,k2 128x128x64,g16,w12,s6,k4 64x128x64,g16,w8,s8
+check 333 4096 14336 128x208x64,g16,w12,s5,k2 128x192x64,g16,w12,s4,k2 128x208x64,g16,w12,s5
+check 1024 1024 1024 128x128x64,g16,w12,s6,k2 128x128x64,g16,w12,s6
+check 2048 2048 2048 128x128x64,g8,w12,s6,k4 128x256x64,g8,w12,s4,k3 128x128x64,g8,w12,s6
+check 17 6145 4096 64x32x64,g1,w8,s8,swap,k2 128x64x64,g8,w12,s6,k3
+check 1000 1003 2048 128x112x64,g8,w12,s6,k2 64x48x64,g1,w8,s8,swap,k4
+close_folder splitk
+ls -la "$OUT"
