@@ -24,3 +24,24 @@ close_folder() {
     kill "$DMON_PID" 2>/dev/null
     tar czf "$OUT/$1.tgz" -C "$OUT" "$1" && rm -rf "${OUT:?}/$1"
 }
+
+# compare_builds FOLDER M N K CONFIG...: the hopper configs on one shape timed by this
+# build (target/devbin/origami-bench, "new") and the one before (origami-bench-old, "old"),
+# each in its own process, fp16 and bf16, four alternating passes beside cuBLAS, every
+# launch checked against cuBLAS: $OUT/FOLDER/MxNxK-DTYPE-{new,old}.txt, failures in
+# $OUT/FOLDER/failures.txt.
+compare_builds() {
+    local dir=$1 m=$2 n=$3 k=$4
+    shift 4
+    local args=() c dt b bin
+    for c in "$@"; do args+=(--config "$c"); done
+    for dt in fp16 bf16; do
+        for b in new old; do
+            bin=target/devbin/origami-bench
+            [ $b = old ] && bin=target/devbin/origami-bench-old
+            timeout 150 $bin run "$m" "$n" "$k" --family hopper --dtype $dt --passes 4 "${args[@]}" \
+                >"$OUT/$dir/${m}x${n}x${k}-$dt-$b.txt" 2>&1 ||
+                echo "${m}x${n}x${k} $dt $b: exit $?" >>"$OUT/$dir/failures.txt"
+        done
+    done
+}

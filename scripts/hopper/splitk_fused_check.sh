@@ -12,27 +12,13 @@ set -u
 . scripts/device_lib.sh
 devbin_ready origami-bench origami-bench-old
 run_folder splitk
-check() { # M N K CONFIG...
-    local m=$1 n=$2 k=$3
-    shift 3
-    local args=()
-    for c in "$@"; do args+=(--config "$c"); done
-    for dt in fp16 bf16; do
-        for b in new old; do
-            local bin=target/devbin/origami-bench
-            [ $b = old ] && bin=target/devbin/origami-bench-old
-            timeout 150 $bin run "$m" "$n" "$k" --family hopper --dtype $dt --passes 4 "${args[@]}" \
-                >"$OUT/splitk/${m}x${n}x${k}-$dt-$b.txt" 2>&1 || echo "${m}x${n}x${k} $dt $b: exit $?" >>"$OUT/splitk/failures.txt"
-        done
-    done
-}
-check 17 6144 4096 128x32x64,g1,w8,s7,swap,k2 64x32x64,g1,w8,s8,swap,k2 64x32x64,g1,w8,s8,swap 128x32x64,g1,w8,s8,swap
-check 1 8192 8192 64x128x64,g16,w8,s6,k4 64x256x64,g16,w8,s4,k4 64x128x64,g16,w8,s6,k3 64x128x64,g16,w8,s6
-check 128 4096 14336 64x128x64,g16,w8,s8,k2 128x128x64,g16,w12,s6,k4 64x128x64,g16,w8,s8
-check 333 4096 14336 128x208x64,g16,w12,s5,k2 128x192x64,g16,w12,s4,k2 128x208x64,g16,w12,s5
-check 1024 1024 1024 128x128x64,g16,w12,s6,k2 128x128x64,g16,w12,s6
-check 2048 2048 2048 128x128x64,g8,w12,s6,k4 128x256x64,g8,w12,s4,k3 128x128x64,g8,w12,s6
-check 17 6145 4096 64x32x64,g1,w8,s8,swap,k2 128x64x64,g8,w12,s6,k3
-check 1000 1003 2048 128x112x64,g8,w12,s6,k2 64x48x64,g1,w8,s8,swap,k4
+compare_builds splitk 17 6144 4096 128x32x64,g1,w8,s7,swap,k2 64x32x64,g1,w8,s8,swap,k2 64x32x64,g1,w8,s8,swap 128x32x64,g1,w8,s8,swap
+compare_builds splitk 1 8192 8192 64x128x64,g16,w8,s6,k4 64x256x64,g16,w8,s4,k4 64x128x64,g16,w8,s6,k3 64x128x64,g16,w8,s6
+compare_builds splitk 128 4096 14336 64x128x64,g16,w8,s8,k2 128x128x64,g16,w12,s6,k4 64x128x64,g16,w8,s8
+compare_builds splitk 333 4096 14336 128x208x64,g16,w12,s5,k2 128x192x64,g16,w12,s4,k2 128x208x64,g16,w12,s5
+compare_builds splitk 1024 1024 1024 128x128x64,g16,w12,s6,k2 128x128x64,g16,w12,s6
+compare_builds splitk 2048 2048 2048 128x128x64,g8,w12,s6,k4 128x256x64,g8,w12,s4,k3 128x128x64,g8,w12,s6
+compare_builds splitk 17 6145 4096 64x32x64,g1,w8,s8,swap,k2 128x64x64,g8,w12,s6,k3
+compare_builds splitk 1000 1003 2048 128x112x64,g8,w12,s6,k2 64x48x64,g1,w8,s8,swap,k4
 close_folder splitk
 ls -la "$OUT"
