@@ -10,7 +10,10 @@ the committed model), then per list:
   * the residual log(predicted / measured) less its shape median, by stages x BLOCK_K and by
     tile (mean, spread, count): structure the model's form misses.
 Configs are matched without their GROUP_SIZE_M (the listing's phase-1 group and the sweep's
-may differ). Usage: tau_analysis.py --family FAMILY --gpu GPU [--dtype fp16] SWEEP.csv[.gz]..."""
+may differ), their launch words in one order. The environment can rank by another
+objective: TAU_OBJECTIVE (origami-select's --objective, e.g. sustained) and TAU_COLUMN (the
+listing's column to rank by, e.g. sustained_us; default predicted_us).
+Usage: tau_analysis.py --family FAMILY --gpu GPU [--dtype fp16] SWEEP.csv[.gz]..."""
 import argparse
 import collections
 import csv
@@ -67,11 +70,14 @@ def predicted(shapes, family, gpu, dtype, select):
     with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
         f.write("M,N,K\n" + "".join(f"{m},{n},{k}\n" for m, n, k in shapes))
     try:
+        objective = os.environ.get("TAU_OBJECTIVE")
         text = subprocess.run([select, "--shapes", f.name, "--family", family, "--gpu", gpu,
-                               "--dtype", dtype, "--top", "100000", "--format", "csv"] + (["--objective", os.environ["TAU_OBJECTIVE"]] if os.environ.get("TAU_OBJECTIVE") else []),
+                               "--dtype", dtype, "--top", "100000", "--format", "csv"]
+                              + (["--objective", objective] if objective else []),
                               capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(f.name)
+    column = os.environ.get("TAU_COLUMN", "predicted_us")
     out = collections.defaultdict(dict)
     for r in csv.DictReader(text.splitlines()):
         c = f"{r['BLOCK_SIZE_M']}x{r['BLOCK_SIZE_N']}x{r['BLOCK_SIZE_K']},w{r['num_warps']},s{r['num_stages']}"
@@ -83,7 +89,7 @@ def predicted(shapes, family, gpu, dtype, select):
             c += ",flatten"
         if r.get("SWAP") == "true":
             c += ",swap"
-        out[(int(r["M"]), int(r["N"]), int(r["K"]))][key_of(c)] = float(r[os.environ.get("TAU_COLUMN", "predicted_us")])
+        out[(int(r["M"]), int(r["N"]), int(r["K"]))][key_of(c)] = float(r[column])
     return out
 
 
