@@ -12,8 +12,8 @@ on every sweep given: mean tau-b over shapes, and A/BF of the corrected pick by 
 the sweep (median, min). An ensemble fitted on the held-out sweep itself (`--oracle`) says
 what the features can explain at all.
 
-Usage: residual_gbm.py --family FAMILY [--dtype fp16] [--oracle] FIT.csv[.gz] [TEST.csv[.gz]
-       [--test-dtype bf16] ...] [--trees 50,100,300,600] [--leaves 8,15,15,31]
+Usage: residual_gbm.py --family FAMILY [--dtype fp16] [--oracle] [--rerank N] FIT.csv[.gz]
+       [TEST.csv[.gz] [--test-dtype bf16] ...] [--trees 50,100,300,600] [--leaves 8,15,15,31]
 """
 import argparse
 import math
@@ -65,9 +65,12 @@ def matrix(data):
     return x, y
 
 
-def score(data, model=None):
+def score(data, model=None, rerank=0):
+    """Mean tau over shapes and the pick's A/BF; with `rerank` N, also the A/BF of the pick
+    the correction makes among the model's own first N launches only (what a selection
+    that corrects a few candidates would pick)."""
     import numpy as np
-    taus, abf = [], []
+    taus, abf, abf_top = [], [], []
     for s, cs, me, pr, _ in data:
         p = pr
         if model is not None:
@@ -76,7 +79,15 @@ def score(data, model=None):
         taus.append(T.taub([p[c] for c in cs], [me[c] for c in cs]))
         pick = min(cs, key=p.get)
         abf.append(min(me.values()) / me[pick])
-    return f"tau {statistics.mean(taus):.3f}  A/BF median {statistics.median(abf):.3f} min {min(abf):.3f}"
+        if rerank:
+            top = sorted(cs, key=pr.get)[:rerank]
+            abf_top.append(min(me.values()) / me[min(top, key=p.get)])
+    out = (f"tau {statistics.mean(taus):.3f}  A/BF median {statistics.median(abf):.3f} "
+           f"mean {statistics.mean(abf):.3f} min {min(abf):.3f}")
+    if rerank:
+        out += (f" (first {rerank} re-ranked: median {statistics.median(abf_top):.3f} "
+                f"mean {statistics.mean(abf_top):.3f} min {min(abf_top):.3f})")
+    return out
 
 
 def main():
@@ -90,6 +101,8 @@ def main():
     ap.add_argument("--trees", default="50,100,300,600")
     ap.add_argument("--leaves", default="8,15,15,31")
     ap.add_argument("--oracle", action="store_true")
+    ap.add_argument("--rerank", type=int, default=0, metavar="N",
+                    help="also score the pick among the model's first N launches, corrected")
     ap.add_argument("--select", default="target/release/origami-select")
     a = ap.parse_args()
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -109,8 +122,9 @@ def main():
     for t, lv in zip(trees, leaves):
         m = HistGradientBoostingRegressor(max_iter=t, learning_rate=0.05, max_leaf_nodes=lv,
                                           min_samples_leaf=40, random_state=0).fit(x, y)
-        print(f"{t} trees x {lv} leaves: fit {score(fit, m)}" + "".join(
-            f" | {os.path.basename(os.path.dirname(p)) or p} {dt} {score(d, m)}" for p, dt, d in tests))
+        print(f"{t} trees x {lv} leaves: fit {score(fit, m, a.rerank)}" + "".join(
+            f" | {os.path.basename(os.path.dirname(p)) or p} {dt} {score(d, m, a.rerank)}"
+            for p, dt, d in tests))
     if a.oracle:
         for p, dt, d in tests:
             xo, yo = matrix(d)
