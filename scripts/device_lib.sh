@@ -45,3 +45,17 @@ compare_builds() {
         done
     done
 }
+
+# ncu_csv OUT KERNEL_REGEX SKIP COUNT CMD...: Nsight Compute on CMD (clocks left alone:
+# --clock-control none; Speed Of Light, Memory Workload, Occupancy and Launch sections),
+# the COUNT launches after the first SKIP whose kernel matches, as CSV in OUT.csv (CMD's
+# own stdout before ncu's table), stderr in OUT.err; a failure is named in failures.txt
+# beside OUT. At most NCU_TIMEOUT_S seconds (120).
+ncu_csv() {
+    local out=$1 kre=$2 skip=$3 count=$4
+    shift 4
+    timeout "${NCU_TIMEOUT_S:-120}" ncu --clock-control none -k "regex:$kre" --launch-skip "$skip" \
+        --launch-count "$count" --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section Occupancy --section LaunchStats --csv "$@" >"$out.csv" 2>"$out.err" ||
+        echo "$(basename "$out"): exit $?" >>"$(dirname "$out")/failures.txt"
+}

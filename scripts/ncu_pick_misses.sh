@@ -14,19 +14,15 @@ set -u
 devbin_ready origami-bench
 run_folder ncu2
 D="$OUT/ncu2"
-sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats)
 hopper() { # NAME COUNT CONFIG
-    timeout 120 ncu --clock-control none -k "regex:origami_hopper" --launch-count "$2" \
-        "${sections[@]}" --csv target/devbin/origami-bench run 17 6144 4096 --family hopper \
-        --config "$3" >"$D/17x6144x4096-$1.csv" 2>"$D/17x6144x4096-$1.err" \
-        || echo "$1: exit $?" >>"$D/failures.txt"
+    ncu_csv "$D/17x6144x4096-$1" origami_hopper 0 "$2" \
+        target/devbin/origami-bench run 17 6144 4096 --family hopper --config "$3"
 }
 hopper pick-k2 2 128x32x64,g1,w8,s7,swap,k2
 hopper best 1 64x32x64,g1,w8,s8,swap
 hopper 128x32-k1 1 128x32x64,g1,w8,s8,swap
-timeout 120 ncu --clock-control none -k "regex:nvjet|sm90|cutlass|gemm|gemv" --launch-count 1 \
-    "${sections[@]}" --csv target/devbin/origami-bench run 17 6144 4096 --family hopper \
-    --config 64x32x64,g1,w8,s8,swap >"$D/17x6144x4096-cublas.csv" 2>"$D/17x6144x4096-cublas.err"
+ncu_csv "$D/17x6144x4096-cublas" 'nvjet|sm90|cutlass|gemm|gemv' 0 1 \
+    target/devbin/origami-bench run 17 6144 4096 --family hopper --config 64x32x64,g1,w8,s8,swap
 timeout 200 target/devbin/origami-bench run 17 6144 4096 --family hopper --passes 4 \
     --config 128x32x64,g1,w8,s7,swap,k2 --config 64x32x64,g1,w8,s8,swap \
     --config 128x32x64,g1,w8,s8,swap --config 128x32x64,g1,w12,s8,swap \
@@ -38,10 +34,8 @@ done
 triton() { # NAME CONFIG [--cublas]
     local kre=matmul_tma
     [ -n "${3:-}" ] && kre='nvjet|sm90|cutlass|gemm'
-    timeout 180 ncu --clock-control none -k "regex:$kre" \
-        --launch-skip 1 --launch-count 1 "${sections[@]}" --csv \
-        python3 scripts/triton/tma_one_launch.py 4100 576 7168 "$2" ${3:-} \
-        >"$D/4100x576x7168-$1.csv" 2>"$D/4100x576x7168-$1.err" || echo "$1: exit $?" >>"$D/failures.txt"
+    NCU_TIMEOUT_S=180 ncu_csv "$D/4100x576x7168-$1" "$kre" 1 1 \
+        python3 scripts/triton/tma_one_launch.py 4100 576 7168 "$2" ${3:-}
 }
 triton pick-128x256 128x256x64,g8,w8,s3
 triton best-256x128 256x128x64,g8,w8,s3

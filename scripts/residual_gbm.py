@@ -90,6 +90,12 @@ def score(data, model=None, rerank=0):
     return out
 
 
+def bad_input(why):
+    """One line on stderr and exit 2, the project's code for bad input."""
+    print(f"residual_gbm: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("fit")
@@ -106,13 +112,21 @@ def main():
     ap.add_argument("--select", default="target/release/origami-select")
     a = ap.parse_args()
     from sklearn.ensemble import HistGradientBoostingRegressor
-    trees = [int(x) for x in a.trees.split(",")]
-    leaves = [int(x) for x in a.leaves.split(",")]
-    if len(trees) != len(leaves):
-        sys.exit("residual_gbm: --trees and --leaves need as many values")
+    try:
+        trees = [int(x) for x in a.trees.split(",")]
+        leaves = [int(x) for x in a.leaves.split(",")]
+    except ValueError:
+        bad_input(f"--trees and --leaves take comma-separated integers, not '{a.trees}' / '{a.leaves}'")
+    if len(trees) != len(leaves) or min(trees + leaves) < 2:
+        bad_input("--trees and --leaves need as many values, each at least 2")
+    missing = [p for p in [a.fit] + a.tests if not os.path.isfile(p)]
+    if missing:
+        bad_input(f"no sweep file {missing[0]}")
+    if not os.access(a.select, os.X_OK):
+        bad_input(f"--select {a.select}: no such program (cargo build --release)")
     tdt = a.test_dtype or [a.dtype] * len(a.tests)
     if len(tdt) != len(a.tests):
-        sys.exit("residual_gbm: give --test-dtype once per TEST sweep, or not at all")
+        bad_input("give --test-dtype once per TEST sweep, or not at all")
     fit = load(a.fit, a.family, a.dtype, a.select)
     tests = [(p, dt, load(p, a.family, dt, a.select)) for p, dt in zip(a.tests, tdt)]
     x, y = matrix(fit)

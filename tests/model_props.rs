@@ -198,16 +198,19 @@ proptest! {
     }
 }
 
-/// The hopper family with its fitted constants on an H100 (as `origami-select` sets it up).
-fn hopper_h100() -> (origami::hw::schema::HwDoc, ModelConstants) {
-    let doc = preset("h100-sxm").unwrap();
-    let kc = match origami::hw::fitted::fitted_constants("hopper", &doc.gpu) {
-        Some((_, fitted)) => {
-            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap()
-        }
-        None => ModelConstants::default(),
-    };
-    (doc, kc)
+/// The hopper family set up for an H100 with its fitted constants, as
+/// `origami-select --family hopper --gpu h100-sxm` sets it up.
+fn hopper_h100() -> origami::setup::Setup {
+    origami::setup::setup(&origami::setup::SetupRequest {
+        device: None,
+        gpu_name: Some("h100-sxm".to_string()),
+        override_file: None,
+        family: "hopper".to_string(),
+        model: "origami".to_string(),
+        no_fitted: false,
+        calibration_only: false,
+    })
+    .unwrap()
 }
 
 proptest! {
@@ -219,12 +222,12 @@ proptest! {
     fn a_swapped_launch_is_the_plain_launch_of_the_transpose(
         m in 1u64..=20_000, n in 1u64..=20_000, k8 in 1u64..=4096, pick_one in 0usize..2392
     ) {
-        let (doc, kc) = hopper_h100();
-        let f = family("hopper").unwrap();
-        let s = Selector::new(f, &doc.gpu, &doc.params, &kc, Variant::Origami, Dtype::Fp16).unwrap();
+        let setup = hopper_h100();
+        let f = setup.family;
+        let s = setup.selector(Dtype::Fp16).unwrap();
         let p = Problem::new(m, n, 8 * k8, Dtype::Fp16).unwrap();
         let feasible: Vec<_> = f
-            .candidates(Dtype::Fp16, &doc.gpu)
+            .candidates(Dtype::Fp16, &setup.resolved.gpu)
             .into_iter()
             .filter(|c| c.feasible() && !c.config.switches.swap)
             .collect();

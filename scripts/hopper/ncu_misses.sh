@@ -11,12 +11,9 @@ set -u
 . scripts/device_lib.sh
 devbin_ready origami-bench
 run_folder ncu
-sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats)
-profile() { # NAME KERNEL_REGEX SHAPE... -- CONFIG
-    local name=$1 kre=$2 m=$3 n=$4 k=$5 cfg=$6
-    timeout 120 ncu --clock-control none -k "regex:$kre" --launch-count 1 "${sections[@]}" --csv \
-        target/devbin/origami-bench run "$m" "$n" "$k" --family hopper --config "$cfg" \
-        >"$OUT/ncu/$name.csv" 2>"$OUT/ncu/$name.err" || echo "$name: exit $?" >>"$OUT/ncu/failures.txt"
+profile() { # NAME KERNEL_REGEX M N K CONFIG
+    ncu_csv "$OUT/ncu/$1" "$2" 0 1 target/devbin/origami-bench run "$3" "$4" "$5" \
+        --family hopper --config "$6"
 }
 for c in 128x96x64,g16,w12,s7 128x112x64,g16,w12,s6 128x128x64,g16,w8,s6; do
     profile "333x4096x4096-${c%%,*}" origami_hopper_gemm 333 4096 4096 "$c"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Brute force of the hopper family over the seed shapes on the device (fp16), with the
-# project's runner: `origami-bench sweep --family hopper`, a time budget, no plots (made
-# later on the CPU with `origami-bench report`). origami-bench carried as
-# target/devbin/origami-bench.xz. Usage: scripts/hopper/sweep_seed.sh [BUDGET_S]
+# Brute force of the hopper family over a shape list on the device, with the project's
+# runner: `origami-bench sweep --family hopper`, a time budget, no plots (made later on the
+# CPU with `origami-bench report`), into $OUT/sweep-LIST (fp16) or $OUT/sweep-LIST-DTYPE.
+# origami-bench carried as target/devbin/origami-bench.xz.
+# Usage: scripts/hopper/sweep_seed.sh [BUDGET_S] [LIST (seed)] [DTYPE (fp16)]
 set -u
 [ -x target/devbin/origami-bench ] || (cd target/devbin && xz -d -f origami-bench.xz && chmod +x origami-bench)
+name="sweep-${2:-seed}"
+[ "${3:-fp16}" = fp16 ] || name="$name-$3"
 target/devbin/origami-bench sweep --shapes "data/${2:-seed}_shapes.csv" --family hopper \
-    --dtype fp16 --out "$OUT/sweep-${2:-seed}" --time-budget-s "${1:-480}" --no-plots --seed 20261126
-ls -la "$OUT/sweep-${2:-seed}"
+    --dtype "${3:-fp16}" --out "$OUT/$name" --time-budget-s "${1:-480}" --no-plots --seed 20261126
+ls -la "$OUT/$name"

@@ -15,6 +15,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "python"))
 
 
+def bad_input(why):
+    """One line on stderr and exit 2, the project's code for bad input."""
+    print(f"tma_one_launch: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("m", type=int)
@@ -26,14 +32,14 @@ def main():
     ap.add_argument("--cublas", action="store_true", help="launch torch.mm instead")
     a = ap.parse_args()
     if min(a.m, a.n, a.k) < 1 or a.launches < 1:
-        sys.exit("tma_one_launch: M, N, K and --launches must be positive")
+        bad_input("M, N, K and --launches must be positive")
     import torch
     from origami_gemm.kernels.triton_tma import matmul, parse_text
     dt = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     try:
         cfg = parse_text(a.config)
     except ValueError as e:
-        sys.exit(f"tma_one_launch: {e}")
+        bad_input(e)
     torch.manual_seed(0)
     x = torch.randn(a.m, a.k, device="cuda", dtype=dt)
     w = torch.randn(a.n, a.k, device="cuda", dtype=dt)
