@@ -5,7 +5,8 @@
 //! (`triton-tma`) and the choice between the two Triton kernels (`triton-auto`: both
 //! families select, the faster pick wins), each with its family's fitted constants where
 //! there are some. `pick/...`: the pick alone as the library makes it (`Scope::Pick`: tiles
-//! whose lower bound cannot reach the tie band are not scored; the same pick).
+//! whose lower bound cannot reach the tie band are not scored; the same pick). The hopper
+//! family is also timed with its learned correction (`hopper-corrected`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use origami::dtype::Dtype;
@@ -105,6 +106,30 @@ fn bench_selection(c: &mut Criterion) {
                 b.iter(|| black_box(s.select_scoped(black_box(&p), Scope::Pick).unwrap()))
             });
         }
+    }
+    // The hopper family with its learned correction (`model::correction`), as
+    // origami-select sets it up on an H100: the full ranking corrects every launch, the
+    // pick alone only those it scores.
+    let corrected = origami::setup::setup(&origami::setup::SetupRequest {
+        device: None,
+        gpu_name: Some("h100-sxm".into()),
+        override_file: None,
+        family: "hopper".into(),
+        model: "origami".into(),
+        no_fitted: false,
+        calibration_only: false,
+    })
+    .unwrap();
+    assert!(corrected.correction.is_some());
+    let hc = corrected.selector(Dtype::Fp16).unwrap();
+    for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+        let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+        c.bench_function(&format!("select/hopper-corrected/{m}x{n}x{k}"), |b| {
+            b.iter(|| black_box(hc.select(black_box(&p), false).unwrap()))
+        });
+        c.bench_function(&format!("pick/hopper-corrected/{m}x{n}x{k}"), |b| {
+            b.iter(|| black_box(hc.select_scoped(black_box(&p), Scope::Pick).unwrap()))
+        });
     }
     for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
         let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();

@@ -407,6 +407,7 @@ fn pick_row(
         family: family.into(),
         model: "origami".into(),
         no_fitted: false,
+        no_correction: false,
         calibration_only: false,
         top: Some(1),
         all: false,

@@ -11,7 +11,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 
 use origami::exit::{finish, help_line, Exit, Failure};
 use origami::gemm::bench::{clock_seed, compile_threads, GpuBench};
-use origami::gemm::flags::{ModelFlags, RefitFlags, SweepFlags, TimingFlags};
+use origami::gemm::flags::{CorrectionFlags, ModelFlags, RefitFlags, SweepFlags, TimingFlags};
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::refit::refit;
@@ -53,6 +53,9 @@ enum Cmd {
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
     Refit(RefitFlags),
+    /// Fit a learned correction of the model's ranking to a sweep folder's fitting sets and
+    /// score it on every set beside the model alone (no GPU; docs/correction.md).
+    FitCorrection(CorrectionFlags),
     /// The energy model against a sweep folder's measured energies (`sweep --energy-s`; no
     /// GPU): energy.csv, energy-fronts.png (measured front beside the predicted one) and a
     /// summary (median ratio, Kendall tau over configs, energy and sustained-time picks
@@ -189,6 +192,7 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Report(a) => report(&a.out, a.no_plots, None),
         Cmd::Refit(a) => refit_cmd(a),
+        Cmd::FitCorrection(a) => fit_correction_cmd(a),
         Cmd::Energy(a) => energy_cmd(&a),
         Cmd::Configs(a) => configs_cmd(&a),
     };
@@ -464,6 +468,21 @@ fn energy_cmd(a: &EnergyArgs) -> Result<(), Failure> {
         _ => origami::report::energy::energy_text(&c),
     };
     write_stdout(&text)
+}
+
+fn fit_correction_cmd(a: CorrectionFlags) -> Result<(), Failure> {
+    let command = std::iter::once(TOOL.to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let r = origami::gemm::correction_fit::fit_correction(&a.request(command))?;
+    write_stdout(&origami::gemm::correction_fit::report_text(&r))?;
+    if let Some(path) = &a.write {
+        std::fs::write(path, r.correction.file_text())
+            .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+        eprintln!("{TOOL}: wrote {}", path.display());
+    }
+    Ok(())
 }
 
 fn refit_cmd(a: RefitFlags) -> Result<(), Failure> {

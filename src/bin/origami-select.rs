@@ -82,6 +82,11 @@ struct Args {
     /// latency model as the NVIDIA port report published it.
     #[arg(long = "no-fitted")]
     no_fitted: bool,
+    /// Leave out the learned correction of the family's model, where one was fitted
+    /// (calibrations/fitted/*-correction.json, on the fitted constants; --no-fitted leaves
+    /// it out too): the analytical model's ranking alone (docs/correction.md).
+    #[arg(long = "no-correction")]
+    no_correction: bool,
     /// The calibration-only tier: the throughput model's constants from the measurements
     /// of the calibration named by TRITONBLAS_HW_PARAMS (origami-calibrate's output), none
     /// fitted on GEMM times (docs/calibration-only.md).
@@ -181,6 +186,7 @@ fn run(args: Args) -> Result<(), Failure> {
         family: args.family,
         model: args.model,
         no_fitted: args.no_fitted,
+        no_correction: args.no_correction,
         calibration_only: args.calibration_only,
         top: args.top,
         all: args.all,

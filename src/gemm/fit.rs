@@ -243,6 +243,18 @@ pub fn median_time_ratio(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Option<f
     (!ratios.is_empty()).then(|| crate::stats::median(&ratios))
 }
 
+/// A selector's pick for a measured shape (within the decompositions its sweep timed) and
+/// its A/BF by lookup (0 when the pick was not timed).
+pub fn pick_abf(s: &Selector<'_>, sh: &MeasuredShape) -> Result<(Config, f64), NoFiniteScore> {
+    let sel = measured_selection(s, sh)?;
+    let c = sel.pick.config;
+    let abf = match (sh.best(), sh.times.get(&launch_key(&c))) {
+        (Some(best), Some(t)) => best / t,
+        _ => 0.0,
+    };
+    Ok((c, abf))
+}
+
 /// Score a selector's picks and rankings on measured shapes (a pick that was not timed
 /// scores A/BF 0; the selection is made within the decompositions the sweep timed,
 /// [`measured_selection`]); a shape on which no prediction is finite is an error.

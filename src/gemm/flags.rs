@@ -309,6 +309,72 @@ impl RefitFlags {
     }
 }
 
+/// The flags of `origami-bench fit-correction`.
+#[derive(Args, Debug, Clone)]
+pub struct CorrectionFlags {
+    /// Sweep folder (its configs.csv: the fitting sets' rows and any held-out ones).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Sets (shape-list stems) to fit on; every other set and type is scored as held out.
+    #[arg(long = "fit-set", required = true)]
+    pub fit_sets: Vec<String>,
+    /// Write the correction file (calibrations/fitted/<gpu>-<family>-correction.json) here.
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    /// Preset whose GPU the sweep ran on (the family's embedded fitted constants apply).
+    #[arg(long, default_value = "h100-sxm")]
+    pub gpu: String,
+    /// Input type of the fitting rows.
+    #[arg(long, default_value = "fp16")]
+    pub dtype: String,
+    /// Kernel family the sweep is of (one with fitted throughput-model constants).
+    #[arg(long, default_value = "hopper")]
+    pub family: String,
+    /// Boosting rounds (trees) to choose among (comma separated; cross-validated).
+    #[arg(long, value_delimiter = ',', default_value = "300,600")]
+    pub trees: Vec<usize>,
+    /// Leaves per tree at most, to choose among.
+    #[arg(long, value_delimiter = ',', default_value = "15,31,63")]
+    pub leaves: Vec<usize>,
+    /// Launches per leaf at least, to choose among.
+    #[arg(long = "min-leaf", value_delimiter = ',', default_value = "40,100,200")]
+    pub min_leaf: Vec<usize>,
+    /// Cross-validation folds over the fitting shapes (whole shapes per fold).
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Weight of the mean Kendall tau-b in the choice (mean A/BF + this x tau), as refit's.
+    #[arg(long = "tau-weight", default_value_t = super::fit::DEFAULT_TAU_WEIGHT)]
+    pub tau_weight: f64,
+    /// Shrinkage of each tree.
+    #[arg(long = "learning-rate", default_value_t = 0.05)]
+    pub learning_rate: f64,
+    /// Guards to choose among (comma separated fractions): a pick must be predicted by the
+    /// model within this share beyond the tie band of its best (0: within the tie band).
+    #[arg(long, value_delimiter = ',', default_value = "0,0.03,0.1")]
+    pub guard: Vec<f64>,
+}
+
+impl CorrectionFlags {
+    /// The fit asked for; `command` is recorded in the file.
+    pub fn request(&self, command: String) -> super::correction_fit::CorrectionRequest {
+        super::correction_fit::CorrectionRequest {
+            dir: self.out.clone(),
+            fit_sets: self.fit_sets.clone(),
+            dtype: self.dtype.clone(),
+            gpu: self.gpu.clone(),
+            family: self.family.clone(),
+            trees: self.trees.clone(),
+            leaves: self.leaves.clone(),
+            min_leaf: self.min_leaf.clone(),
+            learning_rate: self.learning_rate,
+            guards: self.guard.clone(),
+            folds: self.folds,
+            tau_weight: self.tau_weight,
+            command,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@
 //!   [`refit`]: the whole `refit` command around it (setup, scores, absolute scale).
 
 pub mod bench;
+pub mod correction_fit;
 pub mod energy;
 pub mod energy_check;
 pub mod fit;

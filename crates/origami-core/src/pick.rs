@@ -154,6 +154,8 @@ pub struct PickRequest {
     pub family: String,
     pub model: String,
     pub no_fitted: bool,
+    /// Leave out the learned correction of the family's model (`model::correction`).
+    pub no_correction: bool,
     /// `--calibration-only`: the throughput model's constants from the measurements of the
     /// calibration in the override file (`hw::calibrated`), nothing fitted.
     pub calibration_only: bool,
@@ -297,9 +299,14 @@ impl PickRequest {
                 calibration_only: self.calibration_only,
             };
             // One hardware notice: every member runs on the same hardware.
-            setups.push(match notice.take() {
+            let one = match notice.take() {
                 Some(n) => setup_announcing(&request, n)?,
                 None => setup(&request)?,
+            };
+            setups.push(if self.no_correction {
+                one.without_correction()
+            } else {
+                one
             });
         }
         let energy = if self.energy.active() {
@@ -683,6 +690,7 @@ mod tests {
             family: "triton".into(),
             model: "origami".into(),
             no_fitted: false,
+            no_correction: false,
             calibration_only: false,
             top: None,
             all: false,

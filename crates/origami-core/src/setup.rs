@@ -76,6 +76,9 @@ pub struct Setup {
     pub constants: ModelConstants,
     pub family: &'static dyn KernelFamily,
     pub variant: Variant,
+    /// The learned correction of the family's model (`model::correction`), where one was
+    /// fitted on the constants in force; its selectors apply it.
+    pub correction: Option<std::sync::Arc<crate::model::correction::Correction>>,
 }
 
 /// Why a setup failed; every case is bad input.
@@ -154,11 +157,14 @@ pub fn setup_announcing(
         apply_fitted(&mut resolved, family.name());
     }
     let constants = constants_of(&resolved)?;
+    let correction = crate::model::correction::Correction::for_resolution(family.name(), &resolved)
+        .map(std::sync::Arc::new);
     Ok(Setup {
         resolved,
         constants,
         family,
         variant,
+        correction,
     })
 }
 
@@ -264,6 +270,12 @@ pub fn constants_of(res: &Resolved) -> Result<ModelConstants, crate::constants::
 }
 
 impl Setup {
+    /// This setup without the learned correction (the model alone: `--no-correction`).
+    pub fn without_correction(mut self) -> Self {
+        self.correction = None;
+        self
+    }
+
     /// The selector of this setup's family for one input type.
     pub fn selector(&self, dtype: Dtype) -> Result<Selector<'static>, SetupError> {
         Selector::new(
@@ -279,6 +291,7 @@ impl Setup {
                 self.family.name(),
                 &self.resolved,
             ))
+            .with_correction(self.correction.clone())
         })
         .map_err(|source| SetupError::NoFeasibleConfig {
             family: self.family.name(),

@@ -9,7 +9,8 @@
 //! row strides and input types) and it has a feasible config for the input type on the GPU
 //! (`Selector::new`); among the entrants the lower time of the pick wins, the predicted time
 //! through the member's fitted map (`hw::time_map`: each model ranks well but is off in
-//! absolute time, differently per family), the earlier member on a tie (`triton-auto`: the tutorial kernel, the one with the longer
+//! absolute time, differently per family; the map was fitted on the model's own times, so
+//! a member's learned correction, which reorders within a shape, is left out of it), the earlier member on a tie (`triton-auto`: the tutorial kernel, the one with the longer
 //! measured record; `auto`: the Hopper kernel, the faster one where both run).
 //! A single family is the set of itself, so the tool has one path for both.
 
@@ -199,8 +200,9 @@ impl FamilySet {
     }
 
     /// Choose for `p`: each member that enters (see [`FamilySet::entrants`]) selects
-    /// (`with_rejected` as `Selector::select`); the lowest compared time wins (the pick's
-    /// predicted time through the selector's `time_map`), the earlier member on a tie.
+    /// (`with_rejected` as `Selector::select`); the lowest compared time wins (the model's
+    /// time of the pick, without a learned correction, through the selector's
+    /// `time_map`), the earlier member on a tie.
     pub fn choose<'s>(
         &self,
         p: &Problem,
@@ -235,8 +237,7 @@ impl FamilySet {
                 Ok((sel, s))
             })
             .collect();
-        let compared =
-            |(s, sel): &(Selection, &Selector<'_>)| sel.time_map.apply(s.pick.latency_us);
+        let compared = |(s, sel): &(Selection, &Selector<'_>)| sel.time_map.apply(s.pick.model_us);
         let winner = fastest(&selections, compared);
         let compared_us: Vec<Option<f64>> = selections
             .iter()

@@ -4,6 +4,7 @@
 //! (the NVIDIA port report's model as published) and `origami` variants, the SM-throughput
 //! model of one launch (occupancy, pipeline, warps), and the two-phase selection.
 
+pub mod correction;
 pub mod energy;
 pub mod family;
 pub mod family_set;

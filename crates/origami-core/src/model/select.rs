@@ -27,6 +27,7 @@ use std::sync::OnceLock;
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 
+use super::correction::Correction;
 use super::family::{Candidate, KernelFamily, MmaAtom, MAX_VARIANTS};
 use super::group::{choose_group, GroupCost};
 use super::inputs::{ModelInputs, Variant};
@@ -77,7 +78,11 @@ struct TileEntry {
 pub struct Score {
     pub tile: usize,
     pub cfg: usize,
+    /// The selector's prediction: the model's, times the learned correction's factor when
+    /// the selector has one (`Selector::with_correction`).
     pub cycles: f64,
+    /// The model's own prediction (equal to `cycles` without a correction).
+    pub model_cycles: f64,
 }
 
 /// How phase 1 scores the feasible configs (from the constants, chosen once per selector).
@@ -153,14 +158,20 @@ pub struct Selector<'a> {
     /// Selectors of the family's compiled variants (`KernelFamily::problem_variant`),
     /// built when a problem first needs one; `None`: the variant has no feasible config.
     variants: [OnceLock<Option<Box<Selector<'static>>>>; MAX_VARIANTS],
+    /// The learned correction of the model's times (`model::correction`), when set up with
+    /// the fitted constants it was fitted on; a family's compiled variants have none.
+    correction: Option<std::sync::Arc<Correction>>,
 }
 
 /// A ranked config with its prediction.
 #[derive(Debug, Clone)]
 pub struct Ranked {
     pub config: Config,
+    /// The selector's prediction (the model's, corrected where a learned correction applies).
     pub latency_cycles: f64,
     pub latency_us: f64,
+    /// The model's own prediction, without the learned correction (`model::correction`).
+    pub model_us: f64,
     pub smem_bytes: u64,
     pub registers: Option<u32>,
     /// Rejection reason (only in `all`).
@@ -423,7 +434,24 @@ impl<'a> Selector<'a> {
             atom: family.mma_atom(dtype),
             tiles,
             variants: Default::default(),
+            correction: None,
         })
+    }
+
+    /// This selector with a learned correction of the model's times (`model::correction`):
+    /// every prediction is the model's times the correction's factor, and a pick is made
+    /// among the launches the model predicts within the correction's guard of its best.
+    /// Only for the throughput model (the residual was learnt on it): otherwise unchanged.
+    pub fn with_correction(mut self, correction: Option<std::sync::Arc<Correction>>) -> Self {
+        if self.score_rule == ScoreRule::Throughput {
+            self.correction = correction;
+        }
+        self
+    }
+
+    /// The correction applied, if any.
+    pub fn correction(&self) -> Option<&Correction> {
+        self.correction.as_deref()
     }
 
     /// This selector with the time map a family set compares its picks through.
@@ -645,6 +673,7 @@ impl<'a> Selector<'a> {
                     tile: i,
                     cfg,
                     cycles,
+                    model_cycles: cycles,
                 };
                 if usable(cycles) {
                     scores.push(sc)
@@ -667,7 +696,7 @@ impl<'a> Selector<'a> {
             order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let mut best = f64::INFINITY;
             for &(floor, i) in &order {
-                if floor > self.rank_rule.reach(best) {
+                if floor > self.reach(best) {
                     complete = false;
                     break;
                 }
@@ -688,6 +717,16 @@ impl<'a> Selector<'a> {
         if let Some(keep) = keep {
             scores.retain(|sc| keep(&self.tiles[sc.tile].feasible[sc.cfg].config));
         }
+        if scope == Scope::Pick && !scores.is_empty() {
+            // a pick corrects only the launches it can take (those within the guard); the
+            // others leave the selection, which a full ranking then scores again
+            if let Some(limit) = self.guard_limit(&scores) {
+                let before = scores.len();
+                scores.retain(|s| s.model_cycles <= limit);
+                complete &= scores.len() == before;
+            }
+        }
+        self.correct(p, &mut scores);
         if scores.is_empty() {
             return Err(NoFiniteScore {
                 family: self.family.name().into(),
@@ -703,7 +742,7 @@ impl<'a> Selector<'a> {
         let pick_problem = kernel_problem(p, &entry.feasible[best.cfg].config);
         let pick_breakdown = predict_with(&entry.stat, &pick_problem, g1, &hw);
         let (g, phase2) = self.phase2(&pick_breakdown, entry.tile);
-        let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles);
+        let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles, best.model_cycles);
         pick.config.group_m = g;
         let rejected = if with_rejected {
             let mut v: Vec<Ranked> = self
@@ -717,7 +756,7 @@ impl<'a> Selector<'a> {
                     };
                     e.rejected.iter().map(move |c| (c, lat))
                 })
-                .map(|(c, lat)| self.ranked_entry(c, lat))
+                .map(|(c, lat)| self.ranked_entry(c, lat, lat))
                 .collect();
             for sc in &unusable {
                 let e = &self.tiles[sc.tile];
@@ -727,7 +766,7 @@ impl<'a> Selector<'a> {
                     0..e.feasible.len()
                 };
                 for j in launches {
-                    let mut r = self.ranked_entry(&e.feasible[j], sc.cycles);
+                    let mut r = self.ranked_entry(&e.feasible[j], sc.cycles, sc.model_cycles);
                     r.rejected = Some(BAD_PREDICTION_REASON.into());
                     v.push(r);
                 }
@@ -838,7 +877,7 @@ impl<'a> Selector<'a> {
             .take(limit)
             .map(|sc| {
                 let c = &self.tiles[sc.tile].feasible[sc.cfg];
-                let mut r = self.ranked_entry(c, sc.cycles);
+                let mut r = self.ranked_entry(c, sc.cycles, sc.model_cycles);
                 if c.config.same_grid(&sel.pick.config) {
                     r.config.group_m = sel.pick.config.group_m;
                 }
@@ -853,6 +892,31 @@ impl<'a> Selector<'a> {
     pub fn predict_config(&self, p: &Problem, config: &Config) -> Option<f64> {
         if let Some(s) = self.for_problem(p) {
             return s.predict_config(p, config);
+        }
+        let (e, j) = self.find(config)?;
+        let mut cycles = None;
+        self.score_launches(e, p, config.group_m, j..j + 1, true, |_, c| {
+            cycles = Some(c)
+        });
+        let cycles = cycles.filter(|c: &f64| usable(*c))?;
+        let Some(corr) = &self.correction else {
+            return Some(cycles);
+        };
+        let t = cycles
+            * corr.factor(
+                p,
+                &e.feasible[j].config,
+                &self.gpu,
+                self.cycles_to_us(cycles),
+            );
+        Some(if usable(t) { t } else { cycles })
+    }
+
+    /// The model's own prediction of one config, without the learned correction
+    /// (`predict_config` when the selector has none).
+    pub fn predict_config_uncorrected(&self, p: &Problem, config: &Config) -> Option<f64> {
+        if let Some(s) = self.for_problem(p) {
+            return s.predict_config_uncorrected(p, config);
         }
         let (e, j) = self.find(config)?;
         let mut cycles = None;
@@ -933,11 +997,12 @@ impl<'a> Selector<'a> {
         }
     }
 
-    fn ranked_entry(&self, c: &Candidate, lat: f64) -> Ranked {
+    fn ranked_entry(&self, c: &Candidate, lat: f64, model_lat: f64) -> Ranked {
         Ranked {
             config: c.config,
             latency_cycles: lat,
             latency_us: self.cycles_to_us(lat),
+            model_us: self.cycles_to_us(model_lat),
             smem_bytes: c.smem_bytes,
             registers: c.registers,
             rejected: c.rejected.clone(),
@@ -945,11 +1010,63 @@ impl<'a> Selector<'a> {
         }
     }
 
+    /// The highest model time a tile's lower bound may have and still hold a launch that
+    /// can win or enter the tie band when `best` is the lowest model time scored so far:
+    /// with a correction, anything within its guard can win.
+    fn reach(&self, best: f64) -> f64 {
+        let reach = self.rank_rule.reach(best);
+        match &self.correction {
+            Some(c) => (reach * (1.0 + c.guard)).max(reach),
+            None => reach,
+        }
+    }
+
+    /// With a correction, every score's time becomes the model's times the correction's
+    /// factor (`model_cycles` keeps the model's).
+    fn correct(&self, p: &Problem, scores: &mut [Score]) {
+        let Some(corr) = &self.correction else {
+            return;
+        };
+        for sc in scores.iter_mut() {
+            let c = &self.tiles[sc.tile].feasible[sc.cfg].config;
+            let us = self.cycles_to_us(sc.model_cycles);
+            let t = sc.model_cycles * corr.factor(p, c, &self.gpu, us);
+            if usable(t) {
+                sc.cycles = t;
+            }
+        }
+    }
+
+    /// The highest model time a pick may have: the correction's guard over the tie band of
+    /// the least model time (`None` without a correction). With a correction that changes
+    /// nothing, the pool's corrected tie band is the model's own: the same pick.
+    fn guard_limit(&self, scores: &[Score]) -> Option<f64> {
+        self.correction.as_ref()?;
+        let min = scores
+            .iter()
+            .map(|s| s.model_cycles)
+            .fold(f64::INFINITY, f64::min);
+        Some(self.reach(min))
+    }
+
     /// The first config of `rank`'s order, found in one pass: the lowest latency (seed:
     /// exact ties to the higher intensity, then the smaller tile, then the preferred
     /// launch); origami: among the configs within the tie band of the best, the first by
     /// the band's keys.
     fn best(&self, p: &Problem, scores: &[Score]) -> Score {
+        let guard = self.guard_limit(scores);
+        let pool: Vec<Score>;
+        let scores = match guard {
+            Some(limit) => {
+                pool = scores
+                    .iter()
+                    .filter(|s| s.model_cycles <= limit)
+                    .copied()
+                    .collect();
+                &pool[..]
+            }
+            None => scores,
+        };
         let mut best = scores[0];
         match self.rank_rule {
             RankRule::Lowest => {
@@ -1032,11 +1149,28 @@ impl<'a> Selector<'a> {
     /// Order scores best first, per the ranking rule.
     fn rank(&self, p: &Problem, scores: &mut [Score]) {
         match self.rank_rule {
-            RankRule::Lowest => scores.sort_by(|a, b| self.seed_order(a, b)),
+            RankRule::Lowest => {
+                let guard = self.guard_limit(scores).unwrap_or(f64::INFINITY);
+                scores.sort_by(|a, b| {
+                    (a.model_cycles > guard)
+                        .cmp(&(b.model_cycles > guard))
+                        .then_with(|| self.seed_order(a, b))
+                })
+            }
             RankRule::TieBand { band } => {
-                scores.sort_by(|a, b| a.cycles.total_cmp(&b.cycles));
+                // with a correction, the launches within its guard first (the pick is
+                // among them), each part by its corrected time
+                let guard = self.guard_limit(scores).unwrap_or(f64::INFINITY);
+                scores.sort_by(|a, b| {
+                    (a.model_cycles > guard)
+                        .cmp(&(b.model_cycles > guard))
+                        .then(a.cycles.total_cmp(&b.cycles))
+                });
                 let limit = (scores[0].cycles * (1.0 + band)).max(scores[0].cycles);
-                let band = scores.iter().take_while(|s| s.cycles <= limit).count();
+                let band = scores
+                    .iter()
+                    .take_while(|s| s.cycles <= limit && s.model_cycles <= guard)
+                    .count();
                 scores[..band].sort_by(|a, b| self.band_order(p, a, b));
             }
         }

@@ -1,0 +1,621 @@
+//! `origami-bench fit-correction`, whole: the learned correction of a family's model
+//! (`model::correction`) fitted on a sweep folder's fitting sets and scored on every set
+//! and input type of the folder, beside the model alone. The residual fitted is each timed
+//! launch's log(measured / predicted) less its shape's median (a ranking within a shape
+//! does not see a shape's scale), from the features of `model::correction::features`;
+//! the model's prediction is its phase-1 score of the launch (what a selection corrects).
+//! The ensemble's size (trees, leaves, launches per leaf) and the guard (how near the
+//! model's best a launch must be predicted to be picked) are chosen among the values asked
+//! by cross-validation over the fitting shapes alone (folds of whole shapes: a fold's
+//! shapes are scored by an ensemble fitted on the others), maximising the folds' mean A/BF
+//! plus a weight times their mean Kendall tau, as `refit` does; the held-out sets play no
+//! part in any choice. Pure CPU work, spread over the machine's cores.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::dtype::Dtype;
+use crate::exit::Failure;
+use crate::hw::resolve::Tier;
+use crate::model::correction::ensemble::Ensemble;
+use crate::model::correction::features::{launch_features, FEATURES};
+use crate::model::correction::fit::{fit, FitParams};
+use crate::model::correction::{Correction, FitRecord};
+use crate::model::Selector;
+use crate::setup::{setup, SetupRequest};
+
+use super::fit::{launch_key, measured_shapes, pick_abf, score, MeasuredShape, Score};
+use super::sweep::ConfigRow;
+use super::sweep_files as files;
+
+/// What to fit.
+#[derive(Debug, Clone)]
+pub struct CorrectionRequest {
+    /// The sweep folder (its `configs.csv`).
+    pub dir: PathBuf,
+    /// Sets (shape-list stems) to fit on; the others are held out.
+    pub fit_sets: Vec<String>,
+    /// The input type of the fitting rows (every type of the folder is scored).
+    pub dtype: String,
+    pub gpu: String,
+    pub family: String,
+    /// Candidate ensemble sizes (every combination is cross-validated).
+    pub trees: Vec<usize>,
+    pub leaves: Vec<usize>,
+    pub min_leaf: Vec<usize>,
+    pub learning_rate: f64,
+    /// Guards to choose among (fractions).
+    pub guards: Vec<f64>,
+    /// Cross-validation folds over the fitting shapes (at least 2).
+    pub folds: usize,
+    /// Weight of the mean Kendall tau in the choice (mean A/BF + this x tau).
+    pub tau_weight: f64,
+    /// The command line, for the file's record.
+    pub command: String,
+}
+
+/// One set and type's scores, the model alone and corrected.
+#[derive(Debug, Clone)]
+pub struct SetScore {
+    pub set: String,
+    pub dtype: String,
+    /// "fit", "fit shapes, other type" (the fitting shapes' rows of another input type)
+    /// or "held out".
+    pub role: &'static str,
+    pub model: Score,
+    /// The corrected selection's score (the chosen ensemble and guard).
+    pub corrected: Score,
+    /// Shapes whose pick the correction moves at the chosen guard: (shape, the model's pick
+    /// and its A/BF, the corrected pick and its A/BF).
+    pub moved: Vec<MovedPick>,
+}
+
+/// A shape whose pick the correction moves.
+#[derive(Debug, Clone)]
+pub struct MovedPick {
+    pub problem: crate::model::Problem,
+    pub model: (crate::model::Config, f64),
+    pub corrected: (crate::model::Config, f64),
+}
+
+/// Everything the fit found.
+#[derive(Debug, Clone)]
+pub struct CorrectionReport {
+    pub correction: Correction,
+    pub scores: Vec<SetScore>,
+    /// Every candidate's cross-validation score (the fitting shapes only).
+    pub cv: Vec<CvScore>,
+    /// The candidate chosen.
+    pub chosen: CvScore,
+    /// The training fit: R^2 of the residual on the fitting rows.
+    pub train_r2: f64,
+}
+
+/// One fitting shape's rows: the features and residual of each timed launch.
+#[derive(Debug, Clone, Default)]
+struct ShapeRows {
+    x: Vec<Vec<f64>>,
+    y: Vec<f64>,
+}
+
+/// The rows of one measured shape (`None` with fewer than three timed launches the family
+/// ranks: no median to take).
+fn shape_rows(s: &Selector<'_>, sh: &MeasuredShape) -> Result<Option<ShapeRows>, Failure> {
+    let sel = s.select(&sh.problem, false).map_err(Failure::bad)?;
+    let mut rows = ShapeRows::default();
+    for r in s.ranked(&sel, usize::MAX) {
+        let Some(ms) = sh.times.get(&launch_key(&r.config)) else {
+            continue;
+        };
+        if !(r.latency_us.is_finite() && r.latency_us > 0.0 && *ms > 0.0) {
+            continue;
+        }
+        let f = launch_features(&sh.problem, &r.config, &s.gpu, r.latency_us);
+        rows.x.push(f.to_vec());
+        rows.y.push((ms * 1e3 / r.latency_us).ln());
+    }
+    if rows.y.len() < 3 {
+        return Ok(None);
+    }
+    let mid = crate::stats::median(&rows.y);
+    rows.y.iter_mut().for_each(|v| *v -= mid);
+    Ok(Some(rows))
+}
+
+/// The rows of several shapes, joined.
+fn joined<'r>(rows: impl Iterator<Item = &'r ShapeRows>) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for r in rows {
+        x.extend(r.x.iter().cloned());
+        y.extend(r.y.iter().copied());
+    }
+    (x, y)
+}
+
+fn r2(e: &Ensemble, x: &[Vec<f64>], y: &[f64]) -> f64 {
+    let mean = y.iter().sum::<f64>() / y.len() as f64;
+    let tot: f64 = y.iter().map(|v| (v - mean).powi(2)).sum();
+    let res: f64 = x
+        .iter()
+        .zip(y)
+        .map(|(f, v)| (v - e.predict(f)).powi(2))
+        .sum();
+    if tot > 0.0 {
+        1.0 - res / tot
+    } else {
+        0.0
+    }
+}
+
+/// The first `trees` trees of an ensemble: boosting adds trees in turn, so this is the
+/// ensemble a fit of `trees` rounds makes.
+fn truncated(e: &Ensemble, trees: usize) -> Ensemble {
+    Ensemble {
+        trees: e.trees[..trees.min(e.trees.len())].to_vec(),
+        ..e.clone()
+    }
+}
+
+/// One candidate of the cross-validation and its score over the folds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CvScore {
+    pub trees: usize,
+    pub leaves: usize,
+    pub min_leaf: usize,
+    pub guard: f64,
+    /// Mean over the fitting shapes (each scored by the fold that left it out).
+    pub abf_mean: f64,
+    pub abf_min: f64,
+    pub tau_mean: f64,
+    pub objective: f64,
+}
+
+/// Accumulates one candidate's fold scores (means weighted by the fold's shapes).
+#[derive(Debug, Clone, Copy, Default)]
+struct CvSum {
+    shapes: usize,
+    abf: f64,
+    tau: f64,
+    abf_min: f64,
+}
+
+impl CvSum {
+    fn add(&mut self, s: &Score) {
+        if self.shapes == 0 {
+            self.abf_min = f64::INFINITY;
+        }
+        self.shapes += s.shapes;
+        self.abf += s.abf_mean * s.shapes as f64;
+        self.tau += s.tau_mean * s.shapes as f64;
+        self.abf_min = self.abf_min.min(s.abf_min);
+    }
+}
+
+/// The fold of each fitting shape: shapes in order of their size (M x N x K), dealt round.
+fn folds_of(shapes: &[MeasuredShape], folds: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..shapes.len()).collect();
+    let size = |i: usize| {
+        let p = &shapes[i].problem;
+        (p.m as f64) * (p.n as f64) * (p.k as f64)
+    };
+    order.sort_by(|&a, &b| size(a).total_cmp(&size(b)).then(a.cmp(&b)));
+    let mut fold = vec![0; shapes.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        fold[i] = rank % folds;
+    }
+    fold
+}
+
+fn check_request(req: &CorrectionRequest) -> Result<Dtype, Failure> {
+    let dtype = req
+        .dtype
+        .parse::<Dtype>()
+        .map_err(|e| Failure::bad(format!("--dtype: {e}")))?;
+    if req.guards.is_empty()
+        || req
+            .guards
+            .iter()
+            .any(|g| !(g.is_finite() && (0.0..=10.0).contains(g)))
+    {
+        return Err(Failure::bad(
+            "--guard: give fractions between 0 and 10 (e.g. 0,0.05)",
+        ));
+    }
+    let bad = |flag: &str, v: &[usize], least: usize| -> Result<(), Failure> {
+        if v.is_empty() || v.iter().any(|&x| x < least || x > 100_000) {
+            return Err(Failure::bad(format!(
+                "{flag}: give whole numbers from {least} to 100000 (got {v:?})"
+            )));
+        }
+        Ok(())
+    };
+    bad("--trees", &req.trees, 1)?;
+    bad("--leaves", &req.leaves, 2)?;
+    bad("--min-leaf", &req.min_leaf, 1)?;
+    if !(req.learning_rate > 0.0 && req.learning_rate <= 1.0) {
+        return Err(Failure::bad(format!(
+            "--learning-rate: must lie in (0, 1] (got {})",
+            req.learning_rate
+        )));
+    }
+    if !(2..=50).contains(&req.folds) {
+        return Err(Failure::bad(format!(
+            "--folds: from 2 to 50 (got {})",
+            req.folds
+        )));
+    }
+    if !req.tau_weight.is_finite() || req.tau_weight < 0.0 {
+        return Err(Failure::bad(format!(
+            "--tau-weight: must be a finite non-negative number (got {})",
+            req.tau_weight
+        )));
+    }
+    Ok(dtype)
+}
+
+/// The fitted constants file every constant of a setup comes from, if there is one.
+fn constants_file_of(set: &crate::setup::Setup) -> Option<String> {
+    let res = &set.resolved;
+    let mut files = res.constants.values().map(|(_, t)| match t {
+        Tier::Fitted(p) => Some(p.clone()),
+        _ => None,
+    });
+    let first = files.next()??;
+    files.all(|f| f.as_ref() == Some(&first)).then_some(first)
+}
+
+/// Run the fit (see the module header).
+pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failure> {
+    let dtype = check_request(req)?;
+    let path = req.dir.join(files::CONFIGS_CSV);
+    let rows: Vec<ConfigRow> = files::read_csv(&path).map_err(Failure::bad)?;
+    files::check_config_rows(&path, &rows, true)?;
+    let mut sets: Vec<(String, String)> = Vec::new();
+    for r in &rows {
+        let key = (r.set.clone(), r.dtype.clone());
+        if !sets.contains(&key) {
+            sets.push(key);
+        }
+    }
+    for s in &req.fit_sets {
+        if !sets.contains(&(s.clone(), dtype.to_string())) {
+            return Err(Failure::bad(format!(
+                "--fit-set {s}: no {dtype} rows of it in {}",
+                path.display()
+            )));
+        }
+    }
+    let set = setup(&SetupRequest {
+        device: None,
+        gpu_name: Some(req.gpu.clone()),
+        override_file: None,
+        family: req.family.clone(),
+        model: "origami".into(),
+        no_fitted: false,
+        calibration_only: false,
+    })?;
+    let constants_file = constants_file_of(&set).ok_or_else(|| {
+        Failure::bad(format!(
+            "family '{}' on '{}' has no fitted constants file of its own: a correction is \
+             fitted on top of one (calibrations/fitted/)",
+            req.family, req.gpu
+        ))
+    })?;
+    let major = set.resolved.gpu.compute_capability[0];
+    let rows_of = |sets: &[String], dt: &str| -> Vec<MeasuredShape> {
+        let rows: Vec<ConfigRow> = rows.iter().filter(|r| r.dtype == dt).cloned().collect();
+        measured_shapes(&rows, sets)
+    };
+    let s0 = set.selector(dtype)?;
+    if !s0.throughput_model() {
+        return Err(Failure::bad(format!(
+            "family '{}': the correction is of the throughput model, which its constants \
+             do not turn on",
+            req.family
+        )));
+    }
+    let mut fit_shapes = Vec::new();
+    let mut fit_rows = Vec::new();
+    for sh in rows_of(&req.fit_sets, &dtype.to_string()) {
+        if let Some(r) = shape_rows(&s0, &sh)? {
+            fit_shapes.push(sh);
+            fit_rows.push(r);
+        }
+    }
+    if fit_shapes.len() < req.folds {
+        return Err(Failure::bad(format!(
+            "--folds {}: the fitting sets have {} shapes with timed launches the family ranks",
+            req.folds,
+            fit_shapes.len()
+        )));
+    }
+    let names: Vec<String> = FEATURES.iter().map(|s| s.to_string()).collect();
+    let max_trees = req.trees.iter().copied().max().unwrap_or(1);
+    let params = |leaves: usize, min_leaf: usize| FitParams {
+        trees: max_trees,
+        learning_rate: req.learning_rate,
+        max_leaves: leaves,
+        min_samples_leaf: min_leaf,
+        ..FitParams::default()
+    };
+
+    // Cross-validation: one job per (leaves, min_leaf, fold), spread over the cores.
+    let fold = folds_of(&fit_shapes, req.folds);
+    let jobs: Vec<(usize, usize, usize)> = req
+        .leaves
+        .iter()
+        .flat_map(|&l| req.min_leaf.iter().map(move |&m| (l, m)))
+        .flat_map(|(l, m)| (0..req.folds).map(move |f| (l, m, f)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len());
+    // (job, trees, guard) -> fold score
+    type FoldScores = Vec<((usize, usize, usize), usize, f64, Score)>;
+    let results: Vec<Result<FoldScores, Failure>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| -> Result<FoldScores, Failure> {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(leaves, min_leaf, f)) = jobs.get(i) else {
+                            break;
+                        };
+                        let (x, y) = joined(
+                            fit_rows
+                                .iter()
+                                .enumerate()
+                                .filter(|(i, _)| fold[*i] != f)
+                                .map(|(_, r)| r),
+                        );
+                        let held: Vec<MeasuredShape> = fit_shapes
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| fold[*i] == f)
+                            .map(|(_, s)| s.clone())
+                            .collect();
+                        let e = fit(names.clone(), &x, &y, &params(leaves, min_leaf))
+                            .map_err(Failure::bad)?;
+                        for &t in &req.trees {
+                            let et = truncated(&e, t);
+                            for &g in &req.guards {
+                                let c = Correction::new(
+                                    &req.family,
+                                    major,
+                                    &constants_file,
+                                    g,
+                                    FitRecord::default(),
+                                    et.clone(),
+                                );
+                                let s = set.selector(dtype)?.with_correction(Some(Arc::new(c)));
+                                let sc = score(&s, &held).map_err(Failure::bad)?;
+                                out.push(((leaves, min_leaf, f), t, g, sc));
+                            }
+                        }
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        eprintln!(
+                            "origami-bench: cross-validation {n}/{}: {leaves} leaves, at least \
+                             {min_leaf} launches a leaf, fold {}",
+                            jobs.len(),
+                            f + 1
+                        );
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Failure::runtime("a cross-validation worker failed")))
+            })
+            .collect()
+    });
+    let mut sums: std::collections::BTreeMap<(usize, usize, usize, u64), CvSum> =
+        Default::default();
+    for r in results {
+        for ((l, m, _), t, g, sc) in r? {
+            sums.entry((t, l, m, g.to_bits())).or_default().add(&sc);
+        }
+    }
+    let mut cv: Vec<CvScore> = sums
+        .into_iter()
+        .map(|((trees, leaves, min_leaf, g), s)| {
+            let n = s.shapes.max(1) as f64;
+            let (abf_mean, tau_mean) = (s.abf / n, s.tau / n);
+            CvScore {
+                trees,
+                leaves,
+                min_leaf,
+                guard: f64::from_bits(g),
+                abf_mean,
+                abf_min: s.abf_min,
+                tau_mean,
+                objective: abf_mean + req.tau_weight * tau_mean,
+            }
+        })
+        .collect();
+    // the best objective; on a tie the smaller ensemble and guard (the order of `cv`)
+    cv.sort_by(|a, b| {
+        (a.trees, a.leaves, b.min_leaf, a.guard.to_bits()).cmp(&(
+            b.trees,
+            b.leaves,
+            a.min_leaf,
+            b.guard.to_bits(),
+        ))
+    });
+    let chosen = cv
+        .iter()
+        .fold(None::<&CvScore>, |best, c| match best {
+            Some(b) if b.objective >= c.objective - 1e-12 => Some(b),
+            _ => Some(c),
+        })
+        .cloned()
+        .ok_or_else(|| Failure::runtime("no cross-validation score"))?;
+
+    // The chosen ensemble fitted on every fitting shape.
+    let (x, y) = joined(fit_rows.iter());
+    let ensemble = fit(
+        names,
+        &x,
+        &y,
+        &FitParams {
+            trees: chosen.trees,
+            ..params(chosen.leaves, chosen.min_leaf)
+        },
+    )
+    .map_err(Failure::bad)?;
+    let train_r2 = r2(&ensemble, &x, &y);
+    let record = FitRecord {
+        sweep: path.display().to_string(),
+        fit_sets: req.fit_sets.clone(),
+        dtype: dtype.to_string(),
+        gpu: req.gpu.clone(),
+        rows: y.len(),
+        shapes: fit_shapes.len(),
+        trees: chosen.trees,
+        learning_rate: req.learning_rate,
+        max_leaves: chosen.leaves,
+        min_samples_leaf: chosen.min_leaf,
+        folds: req.folds,
+        command: req.command.clone(),
+    };
+    let correction = Correction::new(
+        &req.family,
+        major,
+        &constants_file,
+        chosen.guard,
+        record,
+        ensemble,
+    );
+    let shared = Arc::new(correction.clone());
+    let mut scores = Vec::new();
+    for (set_name, dt) in &sets {
+        let Ok(dtype) = dt.parse::<Dtype>() else {
+            continue;
+        };
+        let shapes = rows_of(std::slice::from_ref(set_name), dt);
+        if shapes.is_empty() {
+            continue;
+        }
+        let plain = set.selector(dtype)?;
+        let corrected = set.selector(dtype)?.with_correction(Some(shared.clone()));
+        let mut moved = Vec::new();
+        for sh in &shapes {
+            let a = pick_abf(&plain, sh).map_err(Failure::bad)?;
+            let b = pick_abf(&corrected, sh).map_err(Failure::bad)?;
+            if a.0 != b.0 {
+                moved.push(MovedPick {
+                    problem: sh.problem,
+                    model: a,
+                    corrected: b,
+                });
+            }
+        }
+        scores.push(SetScore {
+            set: set_name.clone(),
+            dtype: dt.clone(),
+            role: match (
+                req.fit_sets.contains(set_name),
+                Some(dtype) == dtype_of(&req.dtype),
+            ) {
+                (true, true) => "fit",
+                (true, false) => "fit shapes, other type",
+                _ => "held out",
+            },
+            model: score(&plain, &shapes).map_err(Failure::bad)?,
+            corrected: score(&corrected, &shapes).map_err(Failure::bad)?,
+            moved,
+        });
+    }
+    Ok(CorrectionReport {
+        correction,
+        scores,
+        cv,
+        chosen,
+        train_r2,
+    })
+}
+
+fn dtype_of(name: &str) -> Option<Dtype> {
+    name.parse().ok()
+}
+
+/// The report as text: the cross-validation table, then one line per set and type for the
+/// model alone and corrected, and the shapes whose pick moved.
+pub fn report_text(r: &CorrectionReport) -> String {
+    let f = &r.correction.fit;
+    let mut out = format!(
+        "learned correction of family '{}' (constants {}), fitted on {} launches of {} {} \
+         shapes of {} ({})\n",
+        r.correction.family,
+        r.correction.constants_file,
+        f.rows,
+        f.shapes,
+        f.dtype,
+        f.fit_sets.join(", "),
+        f.sweep,
+    );
+    out += &format!(
+        "cross-validation over the fitting shapes ({} folds of whole shapes): trees, leaves, \
+         launches a leaf, guard: A/BF mean / min, tau mean, objective\n",
+        f.folds
+    );
+    for c in &r.cv {
+        let mark = if *c == r.chosen { "  <- chosen" } else { "" };
+        out += &format!(
+            "  {} x {} x {}, guard {}: {:.2} / {:.1} %, tau {:.3}, {:.4}{mark}\n",
+            c.trees,
+            c.leaves,
+            c.min_leaf,
+            c.guard,
+            c.abf_mean * 100.0,
+            c.abf_min * 100.0,
+            c.tau_mean,
+            c.objective
+        );
+    }
+    out += &format!(
+        "chosen: {} trees x {} leaves (learning rate {}, at least {} launches a leaf), guard \
+         {}; R^2 of the residual on the fitting launches {:.3}\n",
+        f.trees, f.max_leaves, f.learning_rate, f.min_samples_leaf, r.correction.guard, r.train_r2
+    );
+    out += "set, dtype, role: A/BF median / min / mean (lookups), Kendall tau mean\n";
+    let line = |sc: &Score| {
+        format!(
+            "{:.1} / {:.1} / {:.1} %, tau {:.3}",
+            sc.abf_median * 100.0,
+            sc.abf_min * 100.0,
+            sc.abf_mean * 100.0,
+            sc.tau_mean
+        )
+    };
+    for s in &r.scores {
+        let role = s.role;
+        out += &format!(
+            "{} {} ({role}, {} shapes): model alone {}; corrected {}\n",
+            s.set,
+            s.dtype,
+            s.model.shapes,
+            line(&s.model),
+            line(&s.corrected)
+        );
+        for m in &s.moved {
+            out += &format!(
+                "    {}x{}x{}: {} {:.1} % -> {} {:.1} %\n",
+                m.problem.m,
+                m.problem.n,
+                m.problem.k,
+                m.model.0,
+                m.model.1 * 100.0,
+                m.corrected.0,
+                m.corrected.1 * 100.0
+            );
+        }
+    }
+    out
+}
