@@ -86,8 +86,9 @@ class Selector:
 
     family: triton, triton-tma, triton-auto, origami, hopper, seed, auto. gpu: a preset name
     (preset_names()). hw_file: a hardware file (TRITONBLAS_HW_PARAMS's format). model:
-    origami-select's --model. no_fitted: leave out the family's fitted constants.
-    device: a dict of DeviceProps fields, or "torch"/"cuda" to read GPU 0 through
+    origami-select's --model. no_fitted: leave out the family's fitted constants (and its
+    learned correction). no_correction: leave out the learned correction only
+    (origami-select --no-correction, docs/correction.md). device: a dict of DeviceProps fields, or "torch"/"cuda" to read GPU 0 through
     torch.cuda.get_device_properties (origami_gemm._device documents the fields).
     cache_size: picks kept by the LRU cache of select() (0: none). calibration_only: the
     calibration-only tier (origami-select --calibration-only): the throughput model's
@@ -104,6 +105,7 @@ class Selector:
         device: Union[None, str, dict[str, Any]] = None,
         cache_size: int = ...,
         calibration_only: bool = False,
+        no_correction: bool = False,
     ) -> None: ...
     @property
     def family(self) -> str: ...

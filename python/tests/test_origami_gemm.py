@@ -310,3 +310,20 @@ def test_the_calibration_only_tier_equals_the_cli():
     with pytest.raises(og.OrigamiError) as e:
         og.Selector(family="triton", gpu=GPU, calibration_only=True)
     assert "needs TRITONBLAS_HW_PARAMS" in str(e.value)
+
+
+def test_the_learned_correction_is_on_by_default_and_can_be_left_out():
+    # 128x4096x14336 on an H100: the hopper model picks 128x128x64 split 4 ways, its learned
+    # correction 64x128x64 split 2 ways (docs/correction.md); each equals the CLI's
+    corrected = og.Selector(family="hopper", gpu=GPU).select(128, 4096, 14336, "fp16")
+    model = og.Selector(family="hopper", gpu=GPU, no_correction=True).select(128, 4096, 14336,
+                                                                             "fp16")
+    assert (corrected.block_m, corrected.split_k) == (64, 2)
+    assert (model.block_m, model.split_k) == (128, 4)
+    for pick, extra in ((corrected, []), (model, ["--no-correction"])):
+        r = run_cli("128", "4096", "14336", "--family", "hopper", "--gpu", GPU, "--format", "csv",
+                    "--top", "1", *extra)
+        assert r.returncode == 0, r.stderr
+        row = next(csv.DictReader(io.StringIO(r.stdout)))
+        assert int(row["BLOCK_SIZE_M"]) == pick.block_m and int(row["SPLIT_K"]) == pick.split_k
+        assert row["predicted_us"] == f"{pick.predicted_us:.3f}"

@@ -305,6 +305,7 @@ fn auto_family(
         family: origami::model::family_set::AUTO.into(),
         model: a.model.model.clone(),
         no_fitted: a.model.no_fitted,
+        no_correction: a.model.no_correction,
         cache_entries: None,
         calibration_only: false,
     })

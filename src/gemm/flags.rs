@@ -49,6 +49,9 @@ pub struct ModelFlags {
     /// (docs/calibration-only.md).
     #[arg(long = "calibration-only", conflicts_with = "no_fitted")]
     pub calibration_only: bool,
+    /// Pick without the family's learned correction (docs/correction.md): the model alone.
+    #[arg(long = "no-correction")]
+    pub no_correction: bool,
 }
 
 impl ModelFlags {
@@ -108,7 +111,10 @@ impl ModelFlags {
                 self.no_fitted,
             )
         };
-        let s = setup(&req)?;
+        let mut s = setup(&req)?;
+        if self.no_correction {
+            s = s.without_correction();
+        }
         let sel = s.selector(dtype)?;
         Ok((s, sel))
     }
@@ -388,6 +394,7 @@ mod tests {
             gpu: None,
             no_fitted: false,
             calibration_only: false,
+            no_correction: false,
         }
     }
 

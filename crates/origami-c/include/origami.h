@@ -229,6 +229,11 @@ typedef struct origami_options {
    * Picks the selector caches: negative for the default (4096), 0 for no cache.
    */
   int64_t cache_entries;
+  /**
+   * Leave out the family's learned correction (`--no-correction`); a caller compiled
+   * before this field (a smaller `struct_size`) keeps the default, false.
+   */
+  bool no_correction;
 } origami_options;
 
 #ifdef __cplusplus

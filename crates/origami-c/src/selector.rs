@@ -46,6 +46,9 @@ pub struct OrigamiOptions {
     pub no_fitted: bool,
     /// Picks the selector caches: negative for the default (4096), 0 for no cache.
     pub cache_entries: i64,
+    /// Leave out the family's learned correction (`--no-correction`); a caller compiled
+    /// before this field (a smaller `struct_size`) keeps the default, false.
+    pub no_correction: bool,
 }
 
 impl OrigamiOptions {
@@ -58,6 +61,7 @@ impl OrigamiOptions {
         model: std::ptr::null(),
         no_fitted: false,
         cache_entries: -1,
+        no_correction: false,
     };
 }
 
@@ -92,6 +96,7 @@ unsafe fn read_options(p: *const OrigamiOptions) -> Result<OrigamiOptions, Failu
     take!(model);
     take!(no_fitted);
     take!(cache_entries);
+    take!(no_correction);
     Ok(o)
 }
 
@@ -106,6 +111,7 @@ unsafe fn request(o: &OrigamiOptions) -> Result<EngineRequest, Failure> {
         family: family.to_string(),
         model: model.to_string(),
         no_fitted: o.no_fitted,
+        no_correction: o.no_correction,
         cache_entries: usize::try_from(o.cache_entries).ok(),
         calibration_only: false,
     })

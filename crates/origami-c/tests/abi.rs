@@ -370,6 +370,32 @@ fn options_carry_model_fitted_and_cache() {
 }
 
 #[test]
+fn options_can_leave_the_learned_correction_out_and_older_callers_keep_it() {
+    // 128x4096x14336 on an H100: the hopper model picks 128x128x64,k4, its learned
+    // correction 64x128x64,k2 (results/h100/correction/)
+    let (gpu, family) = (cstr(GPU), cstr("hopper"));
+    let make = |no_correction: bool, struct_size: usize| {
+        let mut o = OrigamiOptions::DEFAULT;
+        o.struct_size = struct_size;
+        o.gpu = gpu.as_ptr();
+        o.family = family.as_ptr();
+        o.no_correction = no_correction;
+        let mut out = ptr::null_mut();
+        unsafe {
+            assert_eq!(origami_selector_new_with(&o, &mut out), OrigamiStatus::Ok);
+        }
+        let pick = common::Sel(out).select(128, 4096, 14336, "fp16").unwrap();
+        (pick.block_m, pick.split_k)
+    };
+    let full = std::mem::size_of::<OrigamiOptions>();
+    assert_eq!(make(false, full), (64, 2));
+    assert_eq!(make(true, full), (128, 4));
+    // a caller compiled before the field: its struct ends before it, the default holds
+    let before = std::mem::offset_of!(OrigamiOptions, no_correction);
+    assert_eq!(make(true, before), (64, 2));
+}
+
+#[test]
 fn a_selector_without_preset_says_which_hardware_it_took() {
     let sel = Sel::new(None, "").unwrap();
     let family = unsafe { CStr::from_ptr(origami_selector_family(sel.0)) };

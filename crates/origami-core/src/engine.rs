@@ -46,6 +46,8 @@ pub struct EngineRequest {
     pub model: String,
     /// Leave out the family's fitted constants (`--no-fitted`).
     pub no_fitted: bool,
+    /// Leave out the family's learned correction (`--no-correction`, docs/correction.md).
+    pub no_correction: bool,
     /// Picks the cache keeps (0: no cache).
     pub cache_entries: Option<usize>,
     /// The calibration-only tier (`--calibration-only`): the throughput model's constants
@@ -149,7 +151,10 @@ impl Engine {
                 no_fitted: req.no_fitted,
                 calibration_only: req.calibration_only,
             };
-            let s = setup(&request).map_err(PickError::from)?;
+            let mut s = setup(&request).map_err(PickError::from)?;
+            if req.no_correction {
+                s = s.without_correction();
+            }
             if notice.is_none() {
                 notice = crate::setup::hardware_notice(&request, &s.resolved);
             }

@@ -31,7 +31,8 @@ struct Front {
 ///
 /// family: triton, triton-tma, triton-auto, origami, hopper, seed, auto. gpu: a preset name
 /// (preset_names()). hw_file: a hardware file (TRITONBLAS_HW_PARAMS's format). model:
-/// origami-select's --model. no_fitted: leave out the family's fitted constants. device:
+/// origami-select's --model. no_fitted: leave out the family's fitted constants (and its
+/// learned correction). no_correction: leave out the learned correction only. device:
 /// a dict of DeviceProps fields (a missing one taken from the preset matching its name),
 /// or "torch"/"cuda" to read GPU 0 through torch.cuda.get_device_properties (see
 /// origami_gemm._device). cache_size: picks kept by select()'s LRU cache (0: none).
@@ -81,7 +82,7 @@ impl Selector {
 #[pymethods]
 impl Selector {
     #[new]
-    #[pyo3(signature = (family="triton", gpu=None, hw_file=None, model="origami", no_fitted=false, device=None, cache_size=origami_core::engine::DEFAULT_CACHE_ENTRIES, calibration_only=false))]
+    #[pyo3(signature = (family="triton", gpu=None, hw_file=None, model="origami", no_fitted=false, device=None, cache_size=origami_core::engine::DEFAULT_CACHE_ENTRIES, calibration_only=false, no_correction=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -93,6 +94,7 @@ impl Selector {
         device: Option<&Bound<'_, PyAny>>,
         cache_size: usize,
         calibration_only: bool,
+        no_correction: bool,
     ) -> PyResult<Selector> {
         let device = device_arg(py, device)?;
         let req = EngineRequest {
@@ -102,6 +104,7 @@ impl Selector {
             family: family.to_string(),
             model: model.to_string(),
             no_fitted,
+            no_correction,
             cache_entries: Some(cache_size),
             calibration_only,
         };

@@ -211,6 +211,29 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
             "  SM {:.0} cycles, DRAM {:.0} bytes = {:.0} cycles; x tp_time_scale {} = {:.0} cycles",
             t.sm_cycles, t.dram_bytes, t.dram_cycles, k.tp_time_scale, t.total
         );
+        if let Some(c) = s.correction() {
+            let model = sel.pick.model_us * s.gpu.sm_clock_mhz;
+            let _ = writeln!(
+                o,
+                "  learned correction ({}, docs/correction.md): {} trees fitted on {} launches of {} {} shapes ({}); \
+                 this launch's model time {:.0} cycles x {:.4} = {:.0} cycles; the pick is taken among the \
+                 launches the model predicts within its tie band{} of its best (--no-correction: the model alone)",
+                c.path,
+                c.trees(),
+                c.fit.rows,
+                c.fit.shapes,
+                c.fit.dtype,
+                c.fit.fit_sets.join(", "),
+                model,
+                sel.pick.latency_cycles / model.max(f64::MIN_POSITIVE),
+                sel.pick.latency_cycles,
+                if c.guard > 0.0 {
+                    format!(" and a further {:.0} %", c.guard * 100.0)
+                } else {
+                    String::new()
+                }
+            );
+        }
     } else if sel.pick.latency_cycles != b.l_total {
         let _ = writeln!(
             o,
