@@ -225,6 +225,140 @@ fn report_and_refit_work_without_a_gpu() {
     );
 }
 
+/// A sweep folder of the origami family (its fitted constants are the throughput model's on
+/// an H100): five seed shapes and two held-out ones, six launches each, times made up so
+/// that the model's order and the measured one disagree in part.
+fn correction_fixture(dir: &std::path::Path) {
+    let launches = [
+        "128x128x32,g8,w8,s3",
+        "64x64x32,g8,w4,s3",
+        "32x32x32,g8,w4,s2",
+        "128x64x32,g8,w4,s3",
+        "64x128x32,g8,w4,s3",
+        "64x64x64,g8,w4,s2",
+    ];
+    let mut configs = Vec::new();
+    for (set, sizes) in [
+        ("seed_shapes", &[512u64, 768, 1024, 1536, 2048][..]),
+        ("llm_shapes", &[640, 1280][..]),
+    ] {
+        for &m in sizes {
+            let p = Problem::new(m, m, 1024, Dtype::Fp16).unwrap();
+            configs.extend(launches.iter().enumerate().map(|(i, s)| {
+                let mut r = ConfigRow::planned(
+                    set,
+                    &p,
+                    &Planned {
+                        config: parse_config(s).unwrap(),
+                        model_rank: i + 1,
+                        predicted_cycles: 1000.0 * (i + 1) as f64,
+                        predicted_us: (i + 1) as f64,
+                        is_pick: i == 0,
+                    },
+                );
+                r.measured_ms =
+                    Some(0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64));
+                r.passed = 1;
+                r.spills = Some(0);
+                r
+            }));
+        }
+    }
+    files::write_csv(&dir.join(files::CONFIGS_CSV), &configs).unwrap();
+}
+
+#[test]
+fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
+    let d = tmpdir("correction");
+    correction_fixture(&d);
+    let dir = d.to_str().unwrap();
+    let file = d.join("correction.json");
+    let base = [
+        "fit-correction",
+        "--out",
+        dir,
+        "--fit-set",
+        "seed_shapes",
+        "--family",
+        "origami",
+        "--gpu",
+        "h100-sxm",
+        "--trees",
+        "3,5",
+        "--leaves",
+        "2,3",
+        "--min-leaf",
+        "1",
+        "--guard",
+        "0,0.1",
+    ];
+    let o = cmd()
+        .args(base)
+        .args(["--folds", "2", "--write", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("cross-validation over the fitting shapes (2 folds"),
+        "{out}"
+    );
+    // 2 tree counts x 2 leaf counts x 1 leaf size x 2 guards, one of them chosen
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("  ") && l.contains(", guard "))
+            .count(),
+        8,
+        "{out}"
+    );
+    assert_eq!(out.matches("<- chosen").count(), 1, "{out}");
+    assert!(
+        out.contains("llm_shapes fp16 (held out, 2 shapes)"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let c = origami::model::correction::Correction::from_text("correction.json", &text).unwrap();
+    assert_eq!(c.family, "origami");
+    assert_eq!(c.fit.shapes, 5);
+    assert_eq!(c.fit.rows, 30);
+    assert!(c
+        .fit
+        .command
+        .starts_with("origami-bench fit-correction --out"));
+    // bad input: one line, exit 2
+    for (extra, needle) in [
+        (&["--folds", "1"][..], "--folds: from 2 to 50"),
+        (&["--guard", "11"][..], "--guard: give fractions"),
+        (&["--leaves", "1"][..], "--leaves: give whole numbers"),
+        (&["--learning-rate", "0"][..], "--learning-rate: must lie"),
+        (&["--folds", "9"][..], "the fitting sets have 5 shapes"),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let (c, err) = code(&args);
+        assert_eq!(c, 2, "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.contains("error")).count(),
+            1,
+            "{err}"
+        );
+    }
+    let (c, err) = code(&["fit-correction", "--out", dir, "--fit-set", "nope"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("--fit-set nope"), "{err}");
+    let (c, err) = code(&[
+        "fit-correction",
+        "--out",
+        dir,
+        "--fit-set",
+        "seed_shapes",
+        "--family",
+        "seed",
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("no fitted constants file"), "{err}");
+}
+
 #[test]
 fn configs_lists_the_family_without_a_gpu() {
     let o = cmd()

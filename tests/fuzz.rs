@@ -754,6 +754,87 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config())]
+
+    /// A learned-correction file (`model::correction`: the file, its tree ensemble) then,
+    /// when accepted, its factor on random launches: a positive finite number.
+    #[test]
+    fn correction_files(
+        edits in proptest::collection::vec(edit(), 1..4),
+        (m, n, k) in (dim(), dim(), dim()),
+        us in prop_oneof![Just(f64::NAN), Just(0.0), Just(-1.0), 1e-6f64..1e6],
+        pick_one in 0usize..64,
+    ) {
+        let text = mutated(small_correction(), &edits);
+        let outcome = within_deadline("correction file", move || -> Result<(), String> {
+            let c = origami::model::correction::Correction::from_text("fuzz.json", &text)
+                .map_err(|e| e.to_string())?;
+            let gpu = origami::hw::presets::preset("h100-sxm").map_err(|e| e.to_string())?.gpu;
+            let p = Problem::new(m, n, k, Dtype::Fp16).map_err(|e| e.to_string())?;
+            let configs = ["64x16x64,g1,w8,s8", "128x256x64,g8,w12,s4,k2", "256x128x64,g1,w12,s4,swap"];
+            let cfg = origami::model::problem::parse_config(configs[pick_one % configs.len()])
+                .map_err(|e| e.to_string())?;
+            let f = c.factor(&p, &cfg, &gpu, us);
+            if !(f.is_finite() && f > 0.0) {
+                return Err(format!("factor {f} is not a positive finite number"));
+            }
+            let (lo, hi) = c.factor_bounds();
+            if !(lo <= f && f <= hi) {
+                return Err(format!("factor {f} outside its bounds {lo}..{hi}"));
+            }
+            Ok(())
+        })?;
+        match outcome {
+            Ok(()) => tally("correction_files: applied"),
+            Err(e) if e.starts_with("factor") => {
+                return Err(TestCaseError::fail(e));
+            }
+            Err(e) => {
+                one_line("correction file", &e)?;
+                tally("correction_files: rejected");
+            }
+        }
+    }
+}
+
+/// A small correction file: a few trees fitted on made-up rows (the committed one is too
+/// large to mutate quickly).
+fn small_correction() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        use origami::model::correction::features::{FEATURES, FEATURE_COUNT};
+        let rows: Vec<Vec<f64>> = (0..200)
+            .map(|i| {
+                (0..FEATURE_COUNT)
+                    .map(|j| ((i * 31 + j * 17) % 23) as f64)
+                    .collect()
+            })
+            .collect();
+        let y: Vec<f64> = rows
+            .iter()
+            .map(|r| (r[0] - 11.0) * 0.01 + (r[3] > 10.0) as u8 as f64 * 0.05)
+            .collect();
+        let names = FEATURES.iter().map(|s| s.to_string()).collect();
+        let params = origami::model::correction::fit::FitParams {
+            trees: 4,
+            max_leaves: 4,
+            min_samples_leaf: 5,
+            ..Default::default()
+        };
+        let e = origami::model::correction::fit::fit(names, &rows, &y, &params).unwrap();
+        origami::model::correction::Correction::new(
+            "hopper",
+            9,
+            "calibrations/fitted/h200-hopper.json",
+            0.05,
+            Default::default(),
+            e,
+        )
+        .file_text()
+    })
+}
+
 /// Sets a constant by name past its range check (the fuzz wants out-of-range values too).
 fn set_unchecked(c: &mut ModelConstants, name: &str, v: f64) {
     assert!(c.set_unvalidated(name, v), "{name} is a constant");
