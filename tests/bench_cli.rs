@@ -325,6 +325,43 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
         .fit
         .command
         .starts_with("origami-bench fit-correction --out"));
+    // --score: the file against the model alone, nothing fitted
+    let scored = cmd()
+        .args([
+            "fit-correction",
+            "--out",
+            dir,
+            "--family",
+            "origami",
+            "--gpu",
+            "h100-sxm",
+            "--score",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(scored.status.success(), "{scored:?}");
+    let text = String::from_utf8_lossy(&scored.stdout);
+    assert!(
+        text.contains("seed_shapes fp16 (5 shapes): model alone") && text.contains("; corrected"),
+        "{text}"
+    );
+    for (what, needle) in [
+        ("embedded", "no correction applies to family 'origami'"),
+        ("no-such.json", "--score no-such.json"),
+    ] {
+        let (c, err) = code(&[
+            "fit-correction",
+            "--out",
+            dir,
+            "--family",
+            "origami",
+            "--score",
+            what,
+        ]);
+        assert_eq!(c, 2, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
     // bad input: one line, exit 2
     for (extra, needle) in [
         (&["--folds", "1"][..], "--folds: from 2 to 50"),

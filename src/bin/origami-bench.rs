@@ -472,6 +472,10 @@ fn energy_cmd(a: &EnergyArgs) -> Result<(), Failure> {
 }
 
 fn fit_correction_cmd(a: CorrectionFlags) -> Result<(), Failure> {
+    if let Some(file) = &a.score {
+        let text = origami::gemm::correction_fit::score_file(&a.out, file, &a.gpu, &a.family)?;
+        return write_stdout(&text);
+    }
     let command = std::iter::once(TOOL.to_string())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()

@@ -619,3 +619,135 @@ pub fn report_text(r: &CorrectionReport) -> String {
     }
     out
 }
+
+/// A selector's score on measured shapes within the launches each sweep timed (a sweep of an
+/// older space, another GPU's: the selection keeps to the launches it can look up).
+fn score_timed(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, Failure> {
+    let (mut abf, mut tau) = (Vec::new(), Vec::new());
+    for sh in shapes {
+        let Some(best) = sh.times.values().copied().reduce(f64::min) else {
+            continue;
+        };
+        let sel = s
+            .select_where(&sh.problem, &|c| sh.times.contains_key(&launch_key(c)))
+            .map_err(Failure::bad)?;
+        abf.push(
+            sh.times
+                .get(&launch_key(&sel.pick.config))
+                .map_or(0.0, |t| best / t),
+        );
+        let (xs, ys): (Vec<f64>, Vec<f64>) = s
+            .ranked(&sel, usize::MAX)
+            .iter()
+            .filter_map(|r| {
+                sh.times
+                    .get(&launch_key(&r.config))
+                    .map(|t| (r.latency_cycles, *t))
+            })
+            .unzip();
+        if let Some(t) = crate::stats::kendall_tau_b(&xs, &ys) {
+            tau.push(t);
+        }
+    }
+    if abf.is_empty() {
+        return Err(Failure::bad("no timed shape to score"));
+    }
+    Ok(Score {
+        abf_mean: crate::stats::mean(&abf),
+        abf_median: crate::stats::median(&abf),
+        abf_min: abf.iter().copied().fold(f64::INFINITY, f64::min),
+        tau_mean: if tau.is_empty() {
+            0.0
+        } else {
+            crate::stats::mean(&tau)
+        },
+        shapes: abf.len(),
+        abf_tile_oracle_mean: 0.0,
+        abf_tile_oracle_median: 0.0,
+    })
+}
+
+/// `fit-correction --score FILE`: the correction in FILE (or the embedded one, `embedded`)
+/// against the model alone on every set and type of a sweep folder, each selection kept to
+/// the launches the sweep timed. One line per set and type.
+pub fn score_file(
+    dir: &std::path::Path,
+    file: &str,
+    gpu: &str,
+    family: &str,
+) -> Result<String, Failure> {
+    let path = dir.join(files::CONFIGS_CSV);
+    let rows: Vec<ConfigRow> = files::read_csv(&path).map_err(Failure::bad)?;
+    files::check_config_rows(&path, &rows, true)?;
+    let set = setup(&SetupRequest {
+        device: None,
+        gpu_name: Some(gpu.into()),
+        override_file: None,
+        family: family.into(),
+        model: "origami".into(),
+        no_fitted: false,
+        calibration_only: false,
+    })?;
+    let correction = if file == "embedded" {
+        set.correction.clone().ok_or_else(|| {
+            Failure::bad(format!(
+                "--score embedded: no correction applies to family '{family}' on '{gpu}'"
+            ))
+        })?
+    } else {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::bad(format!("--score {file}: {e}")))?;
+        Arc::new(Correction::from_text(file, &text).map_err(Failure::bad)?)
+    };
+    let mut sets: Vec<(String, String)> = Vec::new();
+    for r in &rows {
+        let key = (r.set.clone(), r.dtype.clone());
+        if !sets.contains(&key) {
+            sets.push(key);
+        }
+    }
+    let mut out = format!(
+        "correction {} on family '{family}', GPU '{gpu}', sweep {}: A/BF median / min / mean \
+         (lookups, each selection within the launches timed), Kendall tau mean\n",
+        correction.path,
+        path.display()
+    );
+    for (name, dt) in sets {
+        let Ok(dtype) = dt.parse::<Dtype>() else {
+            continue;
+        };
+        let mine: Vec<ConfigRow> = rows
+            .iter()
+            .filter(|r| r.dtype == dt && r.set == name)
+            .cloned()
+            .collect();
+        let shapes = measured_shapes(&mine, &[]);
+        if shapes.is_empty() {
+            continue;
+        }
+        let plain = set.selector(dtype)?.with_correction(None);
+        let corrected = set
+            .selector(dtype)?
+            .with_correction(Some(correction.clone()));
+        let (a, b) = (
+            score_timed(&plain, &shapes)?,
+            score_timed(&corrected, &shapes)?,
+        );
+        let line = |sc: &Score| {
+            format!(
+                "{:.1} / {:.1} / {:.1} %, tau {:.3}",
+                sc.abf_median * 100.0,
+                sc.abf_min * 100.0,
+                sc.abf_mean * 100.0,
+                sc.tau_mean
+            )
+        };
+        out += &format!(
+            "{name} {dt} ({} shapes): model alone {}; corrected {}\n",
+            a.shapes,
+            line(&a),
+            line(&b)
+        );
+    }
+    Ok(out)
+}

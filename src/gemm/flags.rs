@@ -322,11 +322,16 @@ pub struct CorrectionFlags {
     #[arg(long)]
     pub out: PathBuf,
     /// Sets (shape-list stems) to fit on; every other set and type is scored as held out.
-    #[arg(long = "fit-set", required = true)]
+    #[arg(long = "fit-set", required_unless_present = "score")]
     pub fit_sets: Vec<String>,
     /// Write the correction file (calibrations/fitted/<gpu>-<family>-correction.json) here.
     #[arg(long)]
     pub write: Option<PathBuf>,
+    /// Fit nothing: score this correction file (or `embedded`, the one the selection
+    /// applies) against the model alone on every set of the folder, each selection within
+    /// the launches the sweep timed (another GPU's sweep, an older space's).
+    #[arg(long, conflicts_with = "write", value_name = "FILE|embedded")]
+    pub score: Option<String>,
     /// Preset whose GPU the sweep ran on (the family's embedded fitted constants apply).
     #[arg(long, default_value = "h100-sxm")]
     pub gpu: String,

@@ -21,10 +21,12 @@ use features::{launch_features, FEATURES};
 /// The format of a correction file (`calibrations/fitted/*-correction.json`).
 pub const FORMAT: &str = "origami-correction/1";
 
-/// The embedded correction files: (path, text). A correction applies to its family on
-/// GPUs of its architecture, and only where every model constant comes from the fitted
-/// constants file it was fitted on top of (`Correction::constants_file`): the residual it
-/// learnt is that model's.
+/// The embedded correction files: (path, text). A correction applies to its family on the
+/// GPU it was fitted on (`FitRecord::gpu`, a preset: the resolved GPU's name maps to it,
+/// `hw::presets::preset_for_device`), and only where every model constant comes from the
+/// fitted constants file it was fitted on top of (`Correction::constants_file`): the
+/// residual it learnt is that model's on that GPU. (The H100's, scored on the H200's sweeps
+/// with `origami-bench fit-correction --score`, lowered the picks there: docs/correction.md.)
 const EMBEDDED: [(&str, &str); 1] = [(
     "calibrations/fitted/h100-hopper-correction.json",
     include_str!("../../../../../calibrations/fitted/h100-hopper-correction.json"),
@@ -199,7 +201,10 @@ impl Correction {
     /// [`EMBEDDED`]).
     pub fn for_resolution(family: &str, res: &Resolved) -> Option<Correction> {
         embedded().iter().flatten().find_map(|c| {
-            if c.family != family || res.gpu.compute_capability[0] != c.architecture_major {
+            if c.family != family
+                || res.gpu.compute_capability[0] != c.architecture_major
+                || crate::hw::presets::preset_for_device(&res.gpu.name) != Some(c.fit.gpu.as_str())
+            {
                 return None;
             }
             let all_from_file = !res.constants.is_empty()
@@ -488,7 +493,8 @@ mod tests {
                 .is_some()
         };
         assert!(on("h100-sxm", "hopper", false));
-        assert!(on("h200", "hopper", false));
+        // fitted on the H100: not on the H200, whose picks it lowered
+        assert!(!on("h200", "hopper", false));
         assert!(!on("h100-sxm", "hopper", true));
         assert!(!on("h100-sxm", "triton-tma", false));
         assert!(!on("h100-sxm", "origami", false));
