@@ -110,15 +110,9 @@ fn bench_selection(c: &mut Criterion) {
     // The hopper family with its learned correction (`model::correction`), as
     // origami-select sets it up on an H100: the full ranking corrects every launch, the
     // pick alone only those it scores.
-    let corrected = origami::setup::setup(&origami::setup::SetupRequest {
-        device: None,
-        gpu_name: Some("h100-sxm".into()),
-        override_file: None,
-        family: "hopper".into(),
-        model: "origami".into(),
-        no_fitted: false,
-        calibration_only: false,
-    })
+    let corrected = origami::setup::setup(&origami::setup::SetupRequest::on_preset(
+        "h100-sxm", "hopper",
+    ))
     .unwrap();
     assert!(corrected.correction.is_some());
     let hc = corrected.selector(Dtype::Fp16).unwrap();

@@ -119,22 +119,21 @@ fn no_gpu_exits_4() {
     assert_eq!(c, 4, "{err}");
 }
 
-fn fixture(dir: &std::path::Path) {
-    let mut configs = Vec::new();
-    let mut shapes = Vec::new();
-    for (set, m) in [("seed_shapes", 512u64), ("llm_shapes", 1024)] {
-        let p = Problem::new(m, m, m, Dtype::Fp16).unwrap();
-        let rows: Vec<ConfigRow> = [
-            "128x128x32,g8,w8,s3",
-            "64x64x32,g8,w4,s3",
-            "32x32x32,g8,w4,s2",
-        ]
+/// Timed, verified rows of `launches` on `p` (the model's rank their order, the first its
+/// pick), each measured at `ms(i)`.
+fn timed_rows(
+    set: &str,
+    p: &Problem,
+    launches: &[&str],
+    ms: impl Fn(usize) -> f64,
+) -> Vec<ConfigRow> {
+    launches
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let mut r = ConfigRow::planned(
                 set,
-                &p,
+                p,
                 &Planned {
                     config: parse_config(s).unwrap(),
                     model_rank: i + 1,
@@ -143,12 +142,29 @@ fn fixture(dir: &std::path::Path) {
                     is_pick: i == 0,
                 },
             );
-            r.measured_ms = Some(0.01 * (1 + (i + 1) % 3) as f64);
+            r.measured_ms = Some(ms(i));
             r.passed = 1;
             r.spills = Some(0);
             r
         })
-        .collect();
+        .collect()
+}
+
+fn fixture(dir: &std::path::Path) {
+    let mut configs = Vec::new();
+    let mut shapes = Vec::new();
+    for (set, m) in [("seed_shapes", 512u64), ("llm_shapes", 1024)] {
+        let p = Problem::new(m, m, m, Dtype::Fp16).unwrap();
+        let rows = timed_rows(
+            set,
+            &p,
+            &[
+                "128x128x32,g8,w8,s3",
+                "64x64x32,g8,w4,s3",
+                "32x32x32,g8,w4,s2",
+            ],
+            |i| 0.01 * (1 + (i + 1) % 3) as f64,
+        );
         shapes.push(shape_row(set, "", &p, &rows, Some((0.005, 0.01))));
         configs.extend(rows);
     }
@@ -244,23 +260,8 @@ fn correction_fixture(dir: &std::path::Path) {
     ] {
         for &m in sizes {
             let p = Problem::new(m, m, 1024, Dtype::Fp16).unwrap();
-            configs.extend(launches.iter().enumerate().map(|(i, s)| {
-                let mut r = ConfigRow::planned(
-                    set,
-                    &p,
-                    &Planned {
-                        config: parse_config(s).unwrap(),
-                        model_rank: i + 1,
-                        predicted_cycles: 1000.0 * (i + 1) as f64,
-                        predicted_us: (i + 1) as f64,
-                        is_pick: i == 0,
-                    },
-                );
-                r.measured_ms =
-                    Some(0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64));
-                r.passed = 1;
-                r.spills = Some(0);
-                r
+            configs.extend(timed_rows(set, &p, &launches, |i| {
+                0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64)
             }));
         }
     }

@@ -201,15 +201,9 @@ proptest! {
 /// The hopper family set up for an H100 with its fitted constants, as
 /// `origami-select --family hopper --gpu h100-sxm` sets it up.
 fn hopper_h100() -> origami::setup::Setup {
-    origami::setup::setup(&origami::setup::SetupRequest {
-        device: None,
-        gpu_name: Some("h100-sxm".to_string()),
-        override_file: None,
-        family: "hopper".to_string(),
-        model: "origami".to_string(),
-        no_fitted: false,
-        calibration_only: false,
-    })
+    origami::setup::setup(&origami::setup::SetupRequest::on_preset(
+        "h100-sxm", "hopper",
+    ))
     .unwrap()
 }
 

@@ -285,15 +285,7 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
             )));
         }
     }
-    let set = setup(&SetupRequest {
-        device: None,
-        gpu_name: Some(req.gpu.clone()),
-        override_file: None,
-        family: req.family.clone(),
-        model: "origami".into(),
-        no_fitted: false,
-        calibration_only: false,
-    })?;
+    let set = setup(&SetupRequest::on_preset(&req.gpu, &req.family))?;
     let constants_file = constants_file_of(&set).ok_or_else(|| {
         Failure::bad(format!(
             "family '{}' on '{}' has no fitted constants file of its own: a correction is \
@@ -545,6 +537,17 @@ fn dtype_of(name: &str) -> Option<Dtype> {
     name.parse().ok()
 }
 
+/// A score as the report writes it: A/BF median / min / mean, then tau.
+fn score_line(sc: &Score) -> String {
+    format!(
+        "{:.1} / {:.1} / {:.1} %, tau {:.3}",
+        sc.abf_median * 100.0,
+        sc.abf_min * 100.0,
+        sc.abf_mean * 100.0,
+        sc.tau_mean
+    )
+}
+
 /// The report as text: the cross-validation table, then one line per set and type for the
 /// model alone and corrected, and the shapes whose pick moved.
 pub fn report_text(r: &CorrectionReport) -> String {
@@ -585,15 +588,7 @@ pub fn report_text(r: &CorrectionReport) -> String {
         f.trees, f.max_leaves, f.learning_rate, f.min_samples_leaf, r.correction.guard, r.train_r2
     );
     out += "set, dtype, role: A/BF median / min / mean (lookups), Kendall tau mean\n";
-    let line = |sc: &Score| {
-        format!(
-            "{:.1} / {:.1} / {:.1} %, tau {:.3}",
-            sc.abf_median * 100.0,
-            sc.abf_min * 100.0,
-            sc.abf_mean * 100.0,
-            sc.tau_mean
-        )
-    };
+    let line = score_line;
     for s in &r.scores {
         let role = s.role;
         out += &format!(
@@ -679,15 +674,7 @@ pub fn score_file(
     let path = dir.join(files::CONFIGS_CSV);
     let rows: Vec<ConfigRow> = files::read_csv(&path).map_err(Failure::bad)?;
     files::check_config_rows(&path, &rows, true)?;
-    let set = setup(&SetupRequest {
-        device: None,
-        gpu_name: Some(gpu.into()),
-        override_file: None,
-        family: family.into(),
-        model: "origami".into(),
-        no_fitted: false,
-        calibration_only: false,
-    })?;
+    let set = setup(&SetupRequest::on_preset(gpu, family))?;
     let correction = if file == "embedded" {
         set.correction.clone().ok_or_else(|| {
             Failure::bad(format!(
@@ -733,15 +720,7 @@ pub fn score_file(
             score_timed(&plain, &shapes)?,
             score_timed(&corrected, &shapes)?,
         );
-        let line = |sc: &Score| {
-            format!(
-                "{:.1} / {:.1} / {:.1} %, tau {:.3}",
-                sc.abf_median * 100.0,
-                sc.abf_min * 100.0,
-                sc.abf_mean * 100.0,
-                sc.tau_mean
-            )
-        };
+        let line = score_line;
         out += &format!(
             "{name} {dt} ({} shapes): model alone {}; corrected {}\n",
             a.shapes,

@@ -527,16 +527,8 @@ mod tests {
     fn a_sweep_without_split_k_scores_the_pick_within_what_it_timed() {
         // the H200's fitted hopper model picks 3 split-K runs for 1x6144x4096; a sweep made
         // before split-K entered the space timed only unsplit launches
-        let set = crate::setup::setup(&crate::setup::SetupRequest {
-            device: None,
-            gpu_name: Some("h200".into()),
-            override_file: None,
-            family: "hopper".into(),
-            model: "origami".into(),
-            no_fitted: false,
-            calibration_only: false,
-        })
-        .unwrap();
+        let set =
+            crate::setup::setup(&crate::setup::SetupRequest::on_preset("h200", "hopper")).unwrap();
         let s = set.selector(Dtype::Fp16).unwrap();
         let p = Problem::new(1, 6144, 4096, Dtype::Fp16).unwrap();
         let sel = s.select(&p, false).unwrap();

@@ -41,6 +41,21 @@ pub struct SetupRequest {
 }
 
 impl SetupRequest {
+    /// A family on a GPU preset with the fitted tier, the `origami` model and no override
+    /// file: what `origami-select --family FAMILY --gpu GPU` sets up with no
+    /// `TRITONBLAS_HW_PARAMS`.
+    pub fn on_preset(gpu: &str, family: &str) -> SetupRequest {
+        SetupRequest {
+            device: None,
+            gpu_name: Some(gpu.to_string()),
+            override_file: None,
+            family: family.to_string(),
+            model: "origami".to_string(),
+            no_fitted: false,
+            calibration_only: false,
+        }
+    }
+
     /// A request with the override file taken from `TRITONBLAS_HW_PARAMS` (unset or empty:
     /// none).
     pub fn from_env(
@@ -306,13 +321,8 @@ mod tests {
 
     fn req(gpu: &str, family: &str, no_fitted: bool) -> SetupRequest {
         SetupRequest {
-            device: None,
-            gpu_name: Some(gpu.to_string()),
-            override_file: None,
-            family: family.to_string(),
-            model: "origami".to_string(),
             no_fitted,
-            calibration_only: false,
+            ..SetupRequest::on_preset(gpu, family)
         }
     }
 

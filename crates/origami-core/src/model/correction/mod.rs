@@ -393,16 +393,8 @@ mod tests {
 
     #[test]
     fn with_the_embedded_correction_a_pick_alone_is_the_full_rankings_first() {
-        let set = crate::setup::setup(&crate::setup::SetupRequest {
-            device: None,
-            gpu_name: Some("h100-sxm".into()),
-            override_file: None,
-            family: "hopper".into(),
-            model: "origami".into(),
-            no_fitted: false,
-            calibration_only: false,
-        })
-        .unwrap();
+        let set = crate::setup::setup(&crate::setup::SetupRequest::on_preset("h100-sxm", "hopper"))
+            .unwrap();
         for dtype in [Dtype::Fp16, Dtype::Bf16] {
             let s = set.selector(dtype).unwrap();
             assert!(s.correction().is_some());
@@ -478,13 +470,8 @@ mod tests {
     fn the_embedded_file_parses_and_applies_only_over_its_fitted_constants() {
         assert!(embedded().iter().all(Option::is_some));
         let req = |gpu: &str, family: &str, no_fitted: bool| crate::setup::SetupRequest {
-            device: None,
-            gpu_name: Some(gpu.into()),
-            override_file: None,
-            family: family.into(),
-            model: "origami".into(),
             no_fitted,
-            calibration_only: false,
+            ..crate::setup::SetupRequest::on_preset(gpu, family)
         };
         let on = |gpu, family, no_fitted| {
             crate::setup::setup(&req(gpu, family, no_fitted))
