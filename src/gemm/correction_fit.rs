@@ -24,7 +24,7 @@ use crate::model::correction::{Correction, FitRecord};
 use crate::model::Selector;
 use crate::setup::{setup, SetupRequest};
 
-use super::fit::{launch_key, measured_shapes, pick_abf, score, MeasuredShape, Score};
+use super::fit::{launch_key, measured_shapes, pick_abf, score, score_timed, MeasuredShape, Score};
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
 
@@ -613,53 +613,6 @@ pub fn report_text(r: &CorrectionReport) -> String {
         }
     }
     out
-}
-
-/// A selector's score on measured shapes within the launches each sweep timed (a sweep of an
-/// older space, another GPU's: the selection keeps to the launches it can look up).
-fn score_timed(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, Failure> {
-    let (mut abf, mut tau) = (Vec::new(), Vec::new());
-    for sh in shapes {
-        let Some(best) = sh.times.values().copied().reduce(f64::min) else {
-            continue;
-        };
-        let sel = s
-            .select_where(&sh.problem, &|c| sh.times.contains_key(&launch_key(c)))
-            .map_err(Failure::bad)?;
-        abf.push(
-            sh.times
-                .get(&launch_key(&sel.pick.config))
-                .map_or(0.0, |t| best / t),
-        );
-        let (xs, ys): (Vec<f64>, Vec<f64>) = s
-            .ranked(&sel, usize::MAX)
-            .iter()
-            .filter_map(|r| {
-                sh.times
-                    .get(&launch_key(&r.config))
-                    .map(|t| (r.latency_cycles, *t))
-            })
-            .unzip();
-        if let Some(t) = crate::stats::kendall_tau_b(&xs, &ys) {
-            tau.push(t);
-        }
-    }
-    if abf.is_empty() {
-        return Err(Failure::bad("no timed shape to score"));
-    }
-    Ok(Score {
-        abf_mean: crate::stats::mean(&abf),
-        abf_median: crate::stats::median(&abf),
-        abf_min: abf.iter().copied().fold(f64::INFINITY, f64::min),
-        tau_mean: if tau.is_empty() {
-            0.0
-        } else {
-            crate::stats::mean(&tau)
-        },
-        shapes: abf.len(),
-        abf_tile_oracle_mean: 0.0,
-        abf_tile_oracle_median: 0.0,
-    })
 }
 
 /// `fit-correction --score FILE`: the correction in FILE (or the embedded one, `embedded`)

@@ -268,12 +268,30 @@ pub fn score_with(
     shapes: &[MeasuredShape],
     launches: Option<&LaunchTable>,
 ) -> Result<Score, NoFiniteScore> {
+    score_by(s, shapes, launches, measured_selection)
+}
+
+/// [`score`], each selection kept to the launches its sweep timed (another GPU's sweep, an
+/// older space's: every pick can be looked up).
+pub fn score_timed(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, NoFiniteScore> {
+    score_by(s, shapes, None, |s, sh| {
+        s.select_where(&sh.problem, &|c| sh.times.contains_key(&launch_key(c)))
+    })
+}
+
+/// The scores of the selections `select` makes.
+fn score_by(
+    s: &Selector<'_>,
+    shapes: &[MeasuredShape],
+    launches: Option<&LaunchTable>,
+    select: impl Fn(&Selector<'_>, &MeasuredShape) -> Result<Selection, NoFiniteScore>,
+) -> Result<Score, NoFiniteScore> {
     let mut abf = Vec::new();
     let mut oracle = Vec::new();
     let mut tau = Vec::new();
     for sh in shapes {
         let Some(best) = sh.best() else { continue };
-        let sel = measured_selection(s, sh)?;
+        let sel = select(s, sh)?;
         let c = sel.pick.config;
         let tile = (c.block_m, c.block_n, c.block_k);
         let launch = launches.and_then(|t| t.launch_for(sh, tile)).unwrap_or((

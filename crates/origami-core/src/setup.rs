@@ -172,8 +172,7 @@ pub fn setup_announcing(
         apply_fitted(&mut resolved, family.name());
     }
     let constants = constants_of(&resolved)?;
-    let correction = crate::model::correction::Correction::for_resolution(family.name(), &resolved)
-        .map(std::sync::Arc::new);
+    let correction = crate::model::correction::Correction::for_resolution(family.name(), &resolved);
     Ok(Setup {
         resolved,
         constants,

@@ -9,6 +9,8 @@ pub mod ensemble;
 pub mod features;
 pub mod fit;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::hw::resolve::{Resolved, Tier};
@@ -34,12 +36,12 @@ const EMBEDDED: [(&str, &str); 1] = [(
 
 /// The embedded files, parsed once per process (`None`: a file that does not parse, which
 /// a test rules out).
-fn embedded() -> &'static [Option<Correction>] {
-    static PARSED: std::sync::OnceLock<Vec<Option<Correction>>> = std::sync::OnceLock::new();
+fn embedded() -> &'static [Option<Arc<Correction>>] {
+    static PARSED: std::sync::OnceLock<Vec<Option<Arc<Correction>>>> = std::sync::OnceLock::new();
     PARSED.get_or_init(|| {
         EMBEDDED
             .iter()
-            .map(|(path, text)| Correction::from_text(path, text).ok())
+            .map(|(path, text)| Correction::from_text(path, text).ok().map(Arc::new))
             .collect()
     })
 }
@@ -199,7 +201,7 @@ impl Correction {
 
     /// The embedded correction for a family under a resolution, if one applies (see
     /// [`EMBEDDED`]).
-    pub fn for_resolution(family: &str, res: &Resolved) -> Option<Correction> {
+    pub fn for_resolution(family: &str, res: &Resolved) -> Option<Arc<Correction>> {
         embedded().iter().flatten().find_map(|c| {
             if c.family != family
                 || res.gpu.compute_capability[0] != c.architecture_major
@@ -212,7 +214,7 @@ impl Correction {
                     .constants
                     .values()
                     .all(|(_, tier)| matches!(tier, Tier::Fitted(p) if *p == c.constants_file));
-            all_from_file.then(|| c.clone())
+            all_from_file.then(|| Arc::clone(c))
         })
     }
 
@@ -242,14 +244,11 @@ impl Correction {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::ensemble::{Node, Tree};
     use super::*;
     use crate::dtype::Dtype;
     use crate::hw::presets::preset;
-    use crate::model::family::{HopperFamily, KernelFamily};
-    use crate::model::{ModelConstants, Scope, Selector, Variant};
+    use crate::model::{Scope, Selector};
 
     fn record() -> FitRecord {
         FitRecord {
@@ -291,21 +290,12 @@ mod tests {
     }
 
     fn hopper_selector(correction: Option<Correction>) -> Selector<'static> {
-        let doc = preset("h100-sxm").unwrap();
-        let fam: &'static dyn KernelFamily = &HopperFamily;
-        let (_, fitted) = crate::hw::fitted::fitted_constants("hopper", &doc.gpu).unwrap();
-        let constants =
-            ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
-        Selector::new(
-            fam,
-            &doc.gpu,
-            &doc.params,
-            &constants,
-            Variant::Origami,
-            Dtype::Fp16,
-        )
-        .unwrap()
-        .with_correction(correction.map(Arc::new))
+        crate::setup::setup(&crate::setup::SetupRequest::on_preset("h100-sxm", "hopper"))
+            .unwrap()
+            .without_correction()
+            .selector(Dtype::Fp16)
+            .unwrap()
+            .with_correction(correction.map(Arc::new))
     }
 
     const SHAPES: [(u64, u64, u64); 5] = [
