@@ -38,9 +38,12 @@
 // slices in split order: the result does not depend on timing (deterministic).
 //
 // Stream-K (stream_k == 1, an instance built with -DHG_STREAM_K=1; grid = min(SMs, tiles x
-// K tiles)): the tiles' K iterations in one even range per CTA (WorkIter below); a tile
-// shared by CTAs is finished by the one holding its first K iteration, which adds the
-// later CTAs' fp32 partial tiles in CTA order (deterministic). The workspace holds a
+// K tiles)): whole tiles in rounds of the grid but for the last two rounds, whose K
+// iterations go in one even range per CTA (WorkIter below), each range's pieces taken
+// from its last tile back to its first, so every CTA starts at K tile 0 as the whole
+// tiles do (the CTAs stay in step along K and share A's and B's K tiles in L2); a tile
+// shared by CTAs is finished by the one holding its last K iteration, which adds the
+// earlier CTAs' fp32 partial tiles in CTA order (deterministic). The workspace holds a
 // BM x BN float slot per CTA, then one 32-bit flag per CTA, zero before the first launch
 // (each launch leaves them zero). Every CTA must be resident at once (one per SM).
 //
@@ -326,15 +329,22 @@ __device__ __forceinline__ u32 ld_acquire_u32(const u32* p) {
 // A CTA's work, in order: segments (a tile, a run of its K tiles [kt0, kt1)).
 //  * tiles or split-K (stream_k == 0): work items blockIdx.x, + gridDim.x, ... of
 //    tiles * splits; item w is run w % splits of tile w / splits (runs of k_per_split).
-//  * Stream-K (stream_k == 1): the tiles * k_tiles iterations, tile-major, cut into
-//    gridDim.x contiguous ranges as even as whole iterations allow; a range's segments
-//    are the pieces of it within one tile. A range that starts inside a tile begins with
-//    that tile's tail (a contributor segment: at most one per CTA, always the first); a
-//    segment that starts at K tile 0 but ends before the last owns the tile and adds the
-//    contributors' partial tiles (always the CTA's last segment).
+//  * Stream-K (stream_k == 1): whole tiles first, in rounds of gridDim.x as above, for
+//    all but the last two rounds (the data-parallel tiles, sk_first of them: the rounds
+//    keep their tiles together in the grouped order, as the plain grid does); then the
+//    rest's iterations (the last partial round and one whole round: between one and two
+//    tiles a CTA), tile-major, cut into gridDim.x contiguous ranges as even as whole
+//    iterations allow; a range's segments are the pieces of it within one tile, taken
+//    from the range's last to its first. With fewer tiles than CTAs every tile is in the
+//    ranges; with a whole number of rounds, none is. A piece that ends before the tile's
+//    last K tile (the head of the range's last tile, or a range inside one tile) is a
+//    contributor: at most one per CTA, always its first segment, so no CTA waits before
+//    contributing; the piece that holds a tile's last K tile but not its first (the
+//    range's first piece, its CTA's last segment) finishes the tile: it adds the partial
+//    tiles of the earlier CTAs that hold the tile's other pieces and stores C.
 struct WorkIter {
   int tiles, k_tiles, splits, k_per_split, stream_k;
-  long long next_w, end, step;
+  long long next_w, end, step, sk_first, next_t;
 
   __device__ void begin(int tiles_, int k_tiles_, int splits_, int k_per_split_, int stream_k_) {
     tiles = tiles_;
@@ -343,6 +353,8 @@ struct WorkIter {
     k_per_split = k_per_split_;
     stream_k = stream_k_;
     if (stream_k) {
+      sk_first = stream_k_first_tile(tiles, gridDim.x);
+      next_t = blockIdx.x;
       next_w = range_start(blockIdx.x);
       end = range_start(blockIdx.x + 1);
     } else {
@@ -353,23 +365,47 @@ struct WorkIter {
     }
   }
 
-  // First iteration of CTA c's Stream-K range.
+  // The first tile of the Stream-K ranges: all tiles but the last partial round and one
+  // whole round before it (0 with fewer than two rounds; all of them with whole rounds).
+  __device__ static long long stream_k_first_tile(long long tiles, long long g) {
+    if (tiles % g == 0) return tiles;
+    return tiles / g >= 1 ? (tiles / g - 1) * g : 0;
+  }
+
+  // First iteration of CTA c's Stream-K range (an iteration of the whole launch).
   __device__ long long range_start(long long c) const {
-    const long long total = static_cast<long long>(tiles) * k_tiles;
+    const long long first = sk_first * k_tiles;
+    const long long total = static_cast<long long>(tiles) * k_tiles - first;
     const long long g = gridDim.x;
-    return c * (total / g) + min(c, total % g);
+    return first + c * (total / g) + min(c, total % g);
   }
 
   __device__ bool next(int& t, int& kt0, int& kt1, int& run) {
-    if (next_w >= end) return false;
-    if (stream_k) {
-      t = static_cast<int>(next_w / k_tiles);
-      kt0 = static_cast<int>(next_w % k_tiles);
-      kt1 = static_cast<int>(min(static_cast<long long>(k_tiles), kt0 + (end - next_w)));
+    if (stream_k && next_t < sk_first) {
+      t = static_cast<int>(next_t);
+      kt0 = 0;
+      kt1 = k_tiles;
       run = 0;
-      next_w += kt1 - kt0;
+      next_t += gridDim.x;
       return true;
     }
+    if (stream_k) {
+      // the range's pieces from its last to its first (`end` moves down to `next_w`):
+      // every range that holds a tile's first K tile starts there, so the CTAs begin
+      // their ranges at K tile 0 together, as whole tiles do, and a tile's earlier pieces
+      // come first in their CTAs
+      if (end <= next_w) return false;
+      const long long last = end - 1;
+      t = static_cast<int>(last / k_tiles);
+      const long long tile_start = static_cast<long long>(t) * k_tiles;
+      const long long piece_start = max(next_w, tile_start);
+      kt0 = static_cast<int>(piece_start - tile_start);
+      kt1 = static_cast<int>(end - tile_start);
+      run = 0;
+      end = piece_start;
+      return true;
+    }
+    if (next_w >= end) return false;
     t = static_cast<int>(next_w / splits);
     run = static_cast<int>(next_w % splits);
     kt0 = run * k_per_split;
@@ -537,8 +573,8 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         u32* flags = reinterpret_cast<u32*>(workspace + static_cast<long long>(gridDim.x) * BM * BN);
         const int lrow0 = c * WG_ROWS + warp * 16 + lane / 4;
         const int lcol0 = 2 * (lane % 4);
-        if (kt0 > 0) {
-          // a contributor: this tile's tail goes to this CTA's slot, then its flag
+        if (kt1 < k_tiles) {
+          // a contributor: this piece of the tile goes to this CTA's slot, then its flag
           float* slot = slots + static_cast<long long>(blockIdx.x) * BM * BN;
 #pragma unroll
           for (int i = 0; i < MI; ++i) {
@@ -557,11 +593,13 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
           if (threadIdx.x == 128) st_release_u32(flags + blockIdx.x, 1u);
           continue;
         }
-        // the owner (K tile 0 onwards): add the contributors' tails in CTA order, which
-        // is K order (deterministic), then store C as a whole tile's epilogue does
-        const long long tile_end = static_cast<long long>(t + 1) * k_tiles;
-        for (long long cta = blockIdx.x + 1; cta < gridDim.x && work.range_start(cta) < tile_end;
-             ++cta) {
+        // the finisher (the tile's last K tiles): add the earlier CTAs' pieces, from the
+        // CTA before this one down to the one holding K tile 0 (descending K order:
+        // deterministic), then store C as a whole tile's epilogue does
+        const long long tile_start = static_cast<long long>(t) * k_tiles;
+        bool more = true;
+        for (long long cta = static_cast<long long>(blockIdx.x) - 1; more && cta >= 0; --cta) {
+          more = work.range_start(cta) > tile_start;
           if (threadIdx.x == 128) {
             while (ld_acquire_u32(flags + cta) == 0u) {
             }

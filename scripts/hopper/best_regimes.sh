@@ -6,23 +6,34 @@
 #  burst:     after 8 s idle, cuBLAS, the config, the config, cuBLAS (--passes 2: one
 #             config per run, a few tens of ms of work, before the cap's clock drop),
 #             three runs per config.
-# One JSON report per run under $OUT/best-regimes/, `nvidia-smi dmon` beside, tarred
-# into $OUT. origami-bench carried as target/devbin/origami-bench.xz.
+# One JSON report per run under $OUT/FOLDER/ (best-regimes), `nvidia-smi dmon` beside,
+# tarred into $OUT. origami-bench carried as target/devbin/origami-bench.xz.
+# Usage: [REGIMES="sustained burst"] [CONFIGS_4096="..."] [CONFIGS_8192="..."]
+#        scripts/hopper/best_regimes.sh [FOLDER]
 set -u
 . scripts/device_lib.sh
 devbin_ready origami-bench
-d="$OUT/best-regimes"
-run_folder best-regimes
+name=${1:-best-regimes}
+regimes=" ${REGIMES:-sustained burst} "
+d="$OUT/$name"
+run_folder "$name"
 ob=target/devbin/origami-bench
 configs() {
-    if [ "$1" = 4096 ]; then echo "128x256x64,g16,w12,s4 128x256x64,g16,w12,s3"; else echo "128x256x64,g16,w12,s4 256x128x64,g8,w12,s4"; fi
+    if [ "$1" = 4096 ]; then
+        echo "${CONFIGS_4096:-128x256x64,g16,w12,s4 128x256x64,g16,w12,s3}"
+    else
+        echo "${CONFIGS_8192:-128x256x64,g16,w12,s4 256x128x64,g8,w12,s4}"
+    fi
 }
 for dt in fp16 bf16; do
     for s in 4096 8192; do
         args=()
         for c in $(configs $s); do args+=(--config "$c"); done
-        $ob run $s $s $s --family hopper --dtype $dt --warm-s "${WARM_S:-5}" --passes 6 "${args[@]}" \
-            --format json >"$d/sustained-${s}-$dt.json" 2>"$d/sustained-${s}-$dt.err" || echo "sustained $s $dt: exit $?" >>"$d/failures.txt"
+        if [[ $regimes == *" sustained "* ]]; then
+            $ob run $s $s $s --family hopper --dtype $dt --warm-s "${WARM_S:-5}" --passes 6 "${args[@]}" \
+                --format json >"$d/sustained-${s}-$dt.json" 2>"$d/sustained-${s}-$dt.err" || echo "sustained $s $dt: exit $?" >>"$d/failures.txt"
+        fi
+        [[ $regimes == *" burst "* ]] || continue
         for c in $(configs $s); do
             for rep in 1 2 3; do
                 sleep 8
@@ -32,4 +43,4 @@ for dt in fp16 bf16; do
         done
     done
 done
-close_folder best-regimes
+close_folder "$name"

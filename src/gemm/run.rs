@@ -96,12 +96,12 @@ fn chosen(
             .map(|c| {
                 // The config's own prediction (its launch included); the tuning study's
                 // switches are outside the model's space (no term for them): the same launch
-                // without them; `cluster` (outside the space too) on the clustered grid; a
+                // without them; `cluster` and `sk` (outside the space too) on their grids; a
                 // config outside the family's feasible set gets its tile's.
                 let cycles = sel
                     .predict_config(p, c)
                     .or_else(|| sel.predict_config(p, &model_twin(c)))
-                    .or_else(|| sel.predict_clustered(p, c))
+                    .or_else(|| sel.predict_outside_space(p, c))
                     .unwrap_or_else(|| {
                         sel.predict_tile(p, (c.block_m, c.block_n, c.block_k), c.group_m)
                             .l_total

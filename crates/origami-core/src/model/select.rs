@@ -926,16 +926,18 @@ impl<'a> Selector<'a> {
         cycles.filter(|c: &f64| usable(*c))
     }
 
-    /// Predicted cycles of a `cluster` config outside the family's space (`origami-bench run
-    /// --config ...,cluster`): the same launch without the switch, priced on the clustered
-    /// grid ([`throughput::TileGrid::cluster`]: the pairs' rounds, the shared operand's L2
-    /// bytes halved); `None` without `cluster`, without the throughput model or when the
-    /// unclustered launch is not a feasible config.
-    pub fn predict_clustered(&self, p: &Problem, config: &Config) -> Option<f64> {
+    /// Predicted cycles of a `cluster` or Stream-K (`sk`) config outside the family's space
+    /// (`origami-bench run --config ...,cluster`, `...,sk`): the same launch without the
+    /// switch, priced on its grid ([`throughput::TileGrid::cluster`]: the pairs' rounds,
+    /// the shared operand's L2 bytes halved; [`throughput::TileGrid::stream`]: whole
+    /// rounds, then the ranges, with the hand-over); `None` without either, without the
+    /// throughput model or when the plain launch is not a feasible config.
+    pub fn predict_outside_space(&self, p: &Problem, config: &Config) -> Option<f64> {
         if let Some(s) = self.for_problem(p) {
-            return s.predict_clustered(p, config);
+            return s.predict_outside_space(p, config);
         }
-        if !config.switches.cluster || self.score_rule != ScoreRule::Throughput {
+        let cluster = config.switches.cluster;
+        if !(cluster || config.stream_k) || self.score_rule != ScoreRule::Throughput {
             return None;
         }
         let alone = Config {
@@ -943,11 +945,13 @@ impl<'a> Selector<'a> {
                 cluster: false,
                 ..config.switches
             },
+            stream_k: false,
             ..*config
         };
         let (e, j) = self.find(&alone)?;
         let launch = LaunchStatic {
-            cluster: true,
+            cluster,
+            stream_k: config.stream_k,
             ..e.launches[j]
         };
         let t = throughput::predict_with(p, &launch, &e.costs[j], config.group_m, &self.inputs());
@@ -1281,11 +1285,40 @@ mod tests {
             };
             // not in the family's space: no prediction of its own
             assert_eq!(s.predict_config(&p, &pair), None);
-            assert_eq!(s.predict_clustered(&p, &alone), None);
+            assert_eq!(s.predict_outside_space(&p, &alone), None);
             let one = s.predict_config(&p, &alone).unwrap();
-            let two = s.predict_clustered(&p, &pair).unwrap();
+            let two = s.predict_outside_space(&p, &pair).unwrap();
             // 33 x 4 tiles pair along N into one wave; A's L2 bytes halved
             assert!(two < one && two > 0.5 * one, "{two} vs {one}");
+        });
+    }
+
+    #[test]
+    fn a_stream_k_config_outside_the_space_is_priced_on_the_stream_k_grid() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            let whole = parse_config("128x256x64,g16,w12,s4").unwrap();
+            let sk = Config {
+                stream_k: true,
+                ..whole
+            };
+            // 4100 x 4096: 33 x 16 = 528 tiles, four whole rounds of 132: no range, the
+            // plain launch's time
+            let even = Problem::new(4100, 4096, 7168, Dtype::Fp16).unwrap();
+            assert_eq!(s.predict_config(&even, &sk), None);
+            let plain = s.predict_config_uncorrected(&even, &whole).unwrap();
+            let ranged = s.predict_outside_space(&even, &sk).unwrap();
+            assert!((ranged / plain - 1.0).abs() < 1e-9, "{ranged} vs {plain}");
+            // 4096^3: 512 tiles, 3.9 rounds; the busiest SM runs 249 iterations instead of
+            // 256 but five segments (three more epilogues) and a hand-over: the model's
+            // priced grid, within half the plain launch's time of it
+            let cube = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+            let plain = s.predict_config_uncorrected(&cube, &whole).unwrap();
+            let ranged = s.predict_outside_space(&cube, &sk).unwrap();
+            assert!(ranged != plain, "{ranged} vs {plain}");
+            assert!(
+                ranged > 0.9 * plain && ranged < 1.5 * plain,
+                "{ranged} vs {plain}"
+            );
         });
     }
 

@@ -619,25 +619,41 @@ pub struct StreamShare {
     pub aligned: bool,
 }
 
+/// The first tile of a Stream-K launch's ranges (csrc/hopper_gemm.cu's
+/// `WorkIter::stream_k_first_tile`, the same rule): the tiles before it run whole, in
+/// rounds of `ctas`; the ranges take the last partial round and one whole round before it
+/// (every tile with fewer than two rounds, none with a whole number of rounds).
+pub fn stream_k_first_tile(tiles: u64, ctas: u64) -> u64 {
+    let ctas = ctas.max(1);
+    if tiles % ctas == 0 {
+        tiles
+    } else {
+        (tiles / ctas).saturating_sub(1) * ctas
+    }
+}
+
 impl TileGrid {
     /// The grid of a Stream-K launch of the same tile (csrc/hopper_gemm.cu's `WorkIter`):
-    /// the tiles x K iterations cut into min(SMs, iterations) ranges of at most
-    /// ceil(iterations / CTAs) iterations; the busiest CTA runs that many, over
+    /// min(SMs, iterations) CTAs run the tiles before [`stream_k_first_tile`] whole, in
+    /// rounds, then the rest's K iterations cut into ranges of at most ceil(iterations /
+    /// CTAs); the busiest CTA runs its rounds' and its range's iterations, over
     /// [`StreamShare::segments`] tiles. A and B are read as by the tiles' launch.
     pub fn stream(&self, hw: &ModelInputs<'_>) -> (TileGrid, StreamShare) {
         let sms = u64::from(hw.gpu.sm_count.max(1));
-        let total = self.tiles * self.k_iters.max(1);
-        let ctas = total.min(sms).max(1);
-        let per = total.div_ceil(ctas);
         let kt = self.k_iters.max(1);
+        let ctas = (self.tiles * kt).min(sms).max(1);
+        let first = stream_k_first_tile(self.tiles, ctas);
+        let rounds = first / ctas;
+        let total = (self.tiles - first) * kt;
+        let per = total.div_ceil(ctas);
         let aligned = total % ctas == 0 && per % kt == 0;
         let share = StreamShare {
-            segments: per.div_ceil(kt) + u64::from(!aligned),
+            segments: rounds + per.div_ceil(kt) + u64::from(!aligned),
             contributors: if aligned { 0 } else { kt.div_ceil(per) },
             aligned,
         };
         let grid = TileGrid {
-            k_iters: per,
+            k_iters: rounds * kt + per,
             busiest: 1,
             l2_speedup: self.l2_speedup_at(ctas, hw),
             dram_bw: hw.params.dram_perf_ratio * dram_bw_fraction(hw.params.dram_bw_coeff, ctas),
@@ -1311,6 +1327,65 @@ mod tests {
         assert!((sixteen.iter_l2 - aligned.iter_l2 - 384.0 * 13.0).abs() < 1e-9);
     }
 
+    /// csrc/hopper_gemm.cu's `WorkIter` in Stream-K mode, mirrored: CTA `c`'s segments
+    /// (tile, first K tile, end K tile) in the order it runs them.
+    fn stream_k_walk(tiles: u64, kt: u64, g: u64, c: u64) -> Vec<(u64, u64, u64)> {
+        let first = stream_k_first_tile(tiles, g);
+        let range_start = |c: u64| {
+            let total = tiles * kt - first * kt;
+            first * kt + c * (total / g) + c.min(total % g)
+        };
+        let mut segs: Vec<(u64, u64, u64)> =
+            (c..first).step_by(g as usize).map(|t| (t, 0, kt)).collect();
+        let (start, mut end) = (range_start(c), range_start(c + 1));
+        while end > start {
+            let t = (end - 1) / kt;
+            let piece = start.max(t * kt);
+            segs.push((t, piece - t * kt, end - t * kt));
+            end = piece;
+        }
+        segs
+    }
+
+    #[test]
+    fn the_stream_k_walk_runs_every_iteration_once_and_its_waits_close_no_cycle() {
+        for (tiles, kt, g) in (1..200u64)
+            .flat_map(|t| [1, 2, 3, 7, 64, 224].map(move |k| (t, k)))
+            .flat_map(|(t, k)| [1, 2, 5, 132].map(move |g| (t, k, g)))
+            .filter(|(t, k, g)| t * k >= *g)
+        {
+            let walks: Vec<_> = (0..g).map(|c| stream_k_walk(tiles, kt, g, c)).collect();
+            let mut holder = vec![u64::MAX; (tiles * kt) as usize];
+            for (c, w) in walks.iter().enumerate() {
+                for &(t, a, b) in w {
+                    for k in a..b {
+                        let slot = &mut holder[(t * kt + k) as usize];
+                        assert_eq!(*slot, u64::MAX, "{tiles} x {kt} on {g}: run twice");
+                        *slot = c as u64;
+                    }
+                }
+                // at most one contribution, and it comes before every other range piece
+                let ranged: Vec<_> = w.iter().filter(|s| !(s.1 == 0 && s.2 == kt)).collect();
+                let contributions = ranged.iter().filter(|s| s.2 < kt).count();
+                assert!(contributions <= 1);
+                if contributions == 1 {
+                    assert!(ranged[0].2 < kt, "{tiles} x {kt} on {g}, CTA {c}: {w:?}");
+                }
+            }
+            assert!(holder.iter().all(|h| *h != u64::MAX));
+            // a finisher's tile: every other piece is an earlier CTA's contribution
+            for (c, w) in walks.iter().enumerate() {
+                for &(t, a, _) in w.iter().filter(|s| s.1 > 0 && s.2 == kt) {
+                    for k in 0..a {
+                        let other = holder[(t * kt + k) as usize] as usize;
+                        assert!(other < c);
+                        assert!(walks[other].iter().any(|s| s.0 == t && s.2 < kt));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn split_k_and_stream_k_share_out_the_k_iterations() {
         let doc = preset("h100-sxm").unwrap();
@@ -1376,6 +1451,20 @@ mod tests {
             predict(&even, &sk_launch, 8, &hw).total,
             predict(&even, &persistent("128x128x64,w12,s6"), 8, &hw).total
         );
+        // more tiles than SMs: 4096^3 in 128 x 256 tiles is 512 tiles (3 rounds of 132 and
+        // 116); two rounds run whole, the last 248 tiles' 64 iterations each go in 132
+        // ranges of at most 121, so the busiest CTA runs 128 + 121 iterations over 2 whole
+        // tiles and at most 3 pieces of the ranges' tiles
+        assert_eq!(stream_k_first_tile(512, 132), 264);
+        assert_eq!(stream_k_first_tile(96, 132), 0);
+        assert_eq!(stream_k_first_tile(264, 132), 264);
+        assert_eq!(stream_k_first_tile(200, 132), 0);
+        let cube = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        let wide_sk = persistent("128x256x64,w12,s4,sk");
+        let (g, wide) = TileGrid::new(&cube, &wide_sk, &hw).stream(&hw);
+        assert_eq!((g.k_iters, wide.segments, wide.contributors), (249, 5, 1));
+        let whole = predict(&cube, &persistent("128x256x64,w12,s4"), 8, &hw);
+        assert_eq!((whole.blocks_on_busiest_sm, whole.k_iters), (4, 64));
         // the bounds the selection prunes with hold for both decompositions
         let costs = BlockCosts::new(&sk_launch, &hw);
         assert!(costs.bounded_below() && bound_holds(&k));
