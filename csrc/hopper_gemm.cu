@@ -10,8 +10,6 @@
 //
 //   -DHG_BM=128 -DHG_BN=256 -DHG_BK=64 -DHG_STAGES=4 -DHG_CONSUMERS=2   [-DHG_BF16]
 //   [-DHG_STREAM_K=1]   (an instance that can run Stream-K; see below)
-//   [-DHG_CBUF=n]       (C chunk buffers per consumer, 2 to 8; default 2: the host gives
-//                        as many as the consumer has chunks, as far as shared memory goes)
 //
 // Kernel (fixed symbol):
 //
@@ -81,12 +79,11 @@
 //     m64nBNk16 per 64 rows from 128B-swizzled shared-memory descriptors, keeps one
 //     K tile of wgmma in flight (wait_group 1) and frees the previous stage;
 //   * epilogue: each consumer converts its accumulators into 64 x HG_CW chunks in shared
-//     memory (HG_CBUF buffers per consumer, laid out in the swizzle the TMA store expects,
-//     so the writes are free of bank conflicts) and one thread stores each chunk with a
-//     TMA bulk tensor store, which clips at M and N; a buffer is written again only once
-//     its store has read it, so with a buffer per chunk the consumer goes on to the next
-//     tile while the stores drain. Without C's map, the accumulators go to C from
-//     registers. The producer already loads the next tile meanwhile.
+//     memory (two buffers per consumer, laid out in the swizzle the TMA store expects, so
+//     the writes are free of bank conflicts) and one thread stores each chunk with a TMA
+//     bulk tensor store, which clips at M and N; the next chunk is written while the last
+//     one is in flight. Without C's map, the accumulators go to C from registers. The
+//     producer already loads the next tile meanwhile.
 
 #ifndef HG_BM
 #define HG_BM 128
@@ -111,9 +108,6 @@
 #else
 #define HG_CW 16
 #endif
-#endif
-#ifndef HG_CBUF
-#define HG_CBUF 2
 #endif
 #ifdef HG_BF16
 #define HG_IS_BF16 true
@@ -172,8 +166,7 @@ constexpr int B_STAGE = BN * BK * 2;
 constexpr int STAGE_BYTES = A_STAGE + B_STAGE;
 constexpr int CW = HG_CW;                    // columns of one epilogue chunk
 constexpr int CHUNK_BYTES = 64 * CW * 2;     // one 64-row chunk of C
-constexpr int CBUF = HG_CBUF;                // C chunk buffers per consumer
-constexpr int EPI_BYTES = CONSUMERS * CBUF * CHUNK_BYTES;
+constexpr int EPI_BYTES = CONSUMERS * 2 * CHUNK_BYTES;
 constexpr u32 C_SWIZZLE_MASK = CW == 64 ? 7 : (CW == 32 ? 3 : 1);
 constexpr int CLUSTER = HG_CLUSTER;
 constexpr int B_PART = B_STAGE / CLUSTER;    // bytes of B each CTA of a cluster loads
@@ -192,7 +185,6 @@ static_assert(A_PART % 1024 == 0, "each CTA's part of A keeps whole swizzle atom
 static_assert(MI * ACC <= 128 + 64 * (CONSUMERS == 1), "accumulators must fit the registers");
 static_assert(A_STAGE % 1024 == 0 && B_STAGE % 1024 == 0, "stages stay 1024-byte aligned");
 static_assert(BN % CW == 0 && (CW == 64 || CW == 32 || CW == 16), "C chunks split BN");
-static_assert(CBUF >= 2 && CBUF <= 8, "two to eight C chunk buffers per consumer");
 static_assert(STAGES * STAGE_BYTES + EPI_BYTES + 1024 + 16 * STAGES <= 232448,
               "shared memory over the 227 KiB a Hopper block can have");
 
@@ -223,10 +215,9 @@ __device__ __forceinline__ void tma_store_2d(const HgTmaDesc* map, int c0, int c
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
-// Wait until at most N bulk stores of this thread still read shared memory.
-template <int N>
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+// Wait until at most one bulk store of this thread still reads shared memory.
+__device__ __forceinline__ void tma_store_wait_read1() {
+  asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
 }
 __device__ __forceinline__ void tma_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -446,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
   // the ring starts at the first 1024-byte boundary (the swizzle's atom)
   const u32 raw = smem_u32(smem_raw);
   const u32 ring = (raw + 1023u) & ~1023u;
-  const u32 epi = ring + STAGES * STAGE_BYTES;   // C chunks: [consumer][CBUF]
+  const u32 epi = ring + STAGES * STAGE_BYTES;   // C chunks: [consumer][2]
   const u32 bars = epi + EPI_BYTES;              // full[STAGES] then empty[STAGES]
   auto a_stage = [&](int s) { return ring + s * STAGE_BYTES; };
   auto b_stage = [&](int s) { return ring + s * STAGE_BYTES + A_STAGE; };
@@ -535,7 +526,7 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
     float acc[MI][ACC];
     int s = 0;
     u32 phase = 0;
-    u32 chunk = 0;  // epilogue chunks written by this consumer (its buffer: chunk % CBUF)
+    u32 chunk = 0;  // epilogue chunks written by this consumer (its buffer: chunk % 2)
     WorkIter work;
     work.begin(tiles, k_tiles, splits, k_per_split, stream_k);
     int t, kt0, kt1, sp;
@@ -677,8 +668,8 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         for (int i = 0; i < MI; ++i) {
 #pragma unroll
           for (int q = 0; q < BN / CW; ++q) {
-            const u32 buf = epi + (c * CBUF + chunk % CBUF) * CHUNK_BYTES;
-            if (threadIdx.x % 128 == 0) tma_store_wait_read<CBUF - 1>();
+            const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
+            if (threadIdx.x % 128 == 0) tma_store_wait_read1();
             consumer_sync(c);
 #pragma unroll
             for (int jj = 0; jj < CW / 8; ++jj) {

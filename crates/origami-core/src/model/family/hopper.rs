@@ -73,32 +73,11 @@ pub fn c_box_cols(block_n: u32) -> u32 {
     }
 }
 
-/// Shared memory a block of the kernel may have on Hopper (227 KiB).
-const SMEM_LIMIT: u64 = 232_448;
-
-/// The operand ring, its barriers and the alignment slack, bytes (all but C's buffers).
-fn ring_bytes(c: &Config) -> u64 {
-    let stage = u64::from(c.block_m + c.block_n) * u64::from(c.block_k) * 2;
-    u64::from(c.num_stages) * stage + 1024 + 16 * u64::from(c.num_stages)
-}
-
-/// C chunk buffers per consumer (the kernel's HG_CBUF): one per chunk of the consumer's
-/// rows (64 x `c_box_cols`), so that its epilogue never waits for a store to read a
-/// buffer before the next tile, as far as the shared memory left after the ring allows;
-/// at least two (the epilogue writes one chunk while the last is stored).
-pub fn c_buffers(c: &Config) -> u32 {
-    let k = u64::from(consumers(c).max(1));
-    let chunk = 64 * u64::from(c_box_cols(c.block_n)) * 2;
-    let rows_per_consumer = u64::from(c.block_m) / k;
-    let chunks = (rows_per_consumer / 64).max(1) * u64::from(c.block_n / c_box_cols(c.block_n));
-    let fit = SMEM_LIMIT.saturating_sub(ring_bytes(c)) / (k * chunk);
-    chunks.min(fit).clamp(2, 8) as u32
-}
-
 /// Shared memory of a config, bytes: the kernel's `origami_hopper_gemm_smem_bytes`.
 pub fn smem_bytes(c: &Config) -> u64 {
-    let chunk = 64 * u64::from(c_box_cols(c.block_n)) * 2;
-    ring_bytes(c) + u64::from(consumers(c)) * u64::from(c_buffers(c)) * chunk
+    let stage = u64::from(c.block_m + c.block_n) * u64::from(c.block_k) * 2;
+    let chunks = u64::from(consumers(c)) * 2 * 64 * u64::from(c_box_cols(c.block_n)) * 2;
+    u64::from(c.num_stages) * stage + chunks + 1024 + 16 * u64::from(c.num_stages)
 }
 
 /// Why a config is not an instance of the kernel, if so (the kernel's static_asserts).
@@ -159,9 +138,6 @@ pub fn defines(c: &Config, dtype: Dtype) -> Vec<(&'static str, Option<u32>)> {
         ("HG_STAGES", Some(c.num_stages)),
         ("HG_CONSUMERS", Some(consumers(c))),
     ];
-    if c_buffers(c) != 2 {
-        d.push(("HG_CBUF", Some(c_buffers(c))));
-    }
     if dtype == Dtype::Bf16 {
         d.push(("HG_BF16", None));
     }
