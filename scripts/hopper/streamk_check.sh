@@ -5,7 +5,7 @@
 #             each whole-tile and Stream-K, four alternating passes beside cuBLAS;
 #   llm/      each line of JOBS ("M N K CONFIG..."; the model's picks of the LLM shapes with
 #             at least 1000 rows that do not split K, and the same with Stream-K), fp16,
-#             two alternating passes;
+#             two alternating passes (JOB_DTYPES, JOB_PASSES: other types, more passes);
 #   kloop/    16384x32768xK for K = 64 .. 2048 with 128x256 (s4) and 128x128 (s6, s4)
 #             tiles, fp16, two passes: the slope over K is a K iteration's cost and the
 #             intercept a tile's epilogue and hand-over.
@@ -36,8 +36,12 @@ while read -r m n k rest; do
     [ -z "$m" ] && continue
     args=()
     for c in $rest; do args+=(--config "$c"); done
-    bench "$m" "$n" "$k" --family hopper --dtype fp16 --passes 2 "${args[@]}" \
-        >"$d/llm/${m}x${n}x${k}.txt" 2>&1 || echo "llm ${m}x${n}x${k}: exit $?" >>"$d/failures.txt"
+    for dt in ${JOB_DTYPES:-fp16}; do
+        sfx=""
+        [ -n "${JOB_DTYPES:-}" ] && sfx="-$dt"
+        bench "$m" "$n" "$k" --family hopper --dtype "$dt" --passes "${JOB_PASSES:-2}" "${args[@]}" \
+            >"$d/llm/${m}x${n}x${k}$sfx.txt" 2>&1 || echo "llm ${m}x${n}x${k} $dt: exit $?" >>"$d/failures.txt"
+    done
 done <"$jobs"
 for k in 64 128 256 512 1024 2048; do
     [[ $parts == *" kloop "* ]] || break

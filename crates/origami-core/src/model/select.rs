@@ -517,24 +517,37 @@ impl<'a> Selector<'a> {
         if !self.throughput_model() {
             return None;
         }
-        let (e, j) = self.find(config)?;
-        let b = throughput::predict_with(
-            p,
-            &e.launches[j],
-            &e.costs[j],
-            config.group_m,
-            &self.inputs(),
-        );
+        let (e, j, launch) = self.launch_of(config)?;
+        let b = throughput::predict_with(p, &launch, &e.costs[j], config.group_m, &self.inputs());
         let tma = self.family.loads_whole_boxes();
         let wgmma = self.family.uses_wgmma(config, self.dtype, &self.gpu);
         Some(super::energy::Traffic::of_launch(
             p,
-            &e.launches[j],
+            &launch,
             &b,
             wgmma,
             tma,
             self.gpu.sm_count,
         ))
+    }
+
+    /// A config's launch: a feasible config's own, or for a `cluster` or Stream-K config
+    /// outside the space the same launch without the switch with it set (priced on its
+    /// grid: `throughput::TileGrid::cluster`, `TileGrid::stream`).
+    fn launch_of(&self, config: &Config) -> Option<(&TileEntry, usize, LaunchStatic)> {
+        if let Some((e, j)) = self.find(config) {
+            return Some((e, j, e.launches[j]));
+        }
+        if !(config.switches.cluster || config.stream_k) {
+            return None;
+        }
+        let (e, j) = self.find(&plain_launch(config))?;
+        let launch = LaunchStatic {
+            cluster: config.switches.cluster,
+            stream_k: config.stream_k,
+            ..e.launches[j]
+        };
+        Some((e, j, launch))
     }
 
     fn find(&self, config: &Config) -> Option<(&TileEntry, usize)> {
@@ -744,6 +757,10 @@ impl<'a> Selector<'a> {
         let (g, phase2) = self.phase2(&pick_breakdown, entry.tile);
         let mut pick = self.ranked_entry(&entry.feasible[best.cfg], best.cycles, best.model_cycles);
         pick.config.group_m = g;
+        // Phase 3: the pick's Stream-K twin, where the family runs one and it is faster.
+        if let Some(twin) = self.stream_k_twin(p, &pick, keep) {
+            pick = twin;
+        }
         let rejected = if with_rejected {
             let mut v: Vec<Ranked> = self
                 .tiles
@@ -789,6 +806,43 @@ impl<'a> Selector<'a> {
             rejected,
             phase2,
             pick_breakdown,
+        })
+    }
+
+    /// Phase 3: the pick with Stream-K (`,sk`: whole rounds, then the last two rounds' K
+    /// iterations in one range per CTA) when the family takes that twin
+    /// (`KernelFamily::stream_k_twin`), `keep` (a sweep's timed launches) accepts it and
+    /// the model prices it below the whole-tile launch at the pick's GROUP_SIZE_M; its
+    /// times are the pick's scaled by that ratio (the ranking's scale). `None` otherwise
+    /// (a split-K, clustered or Stream-K pick keeps its launch).
+    fn stream_k_twin(
+        &self,
+        p: &Problem,
+        pick: &Ranked,
+        keep: Option<&dyn Fn(&Config) -> bool>,
+    ) -> Option<Ranked> {
+        let c = pick.config;
+        if !self.family.stream_k_twin() || c.split_k > 1 || c.stream_k || c.switches.cluster {
+            return None;
+        }
+        let twin = Config {
+            stream_k: true,
+            ..c
+        };
+        if keep.is_some_and(|k| !k(&twin)) {
+            return None;
+        }
+        let whole = self.predict_config(p, &c)?;
+        let ranged = self.predict_outside_space(p, &twin)?;
+        // (a launch of whole rounds has no range: the same grid, priced the same up to
+        // rounding, keeps its launch)
+        let ratio = ranged / whole;
+        (ratio < 1.0 - 1e-9 && usable(ratio)).then(|| Ranked {
+            config: twin,
+            latency_cycles: pick.latency_cycles * ratio,
+            latency_us: pick.latency_us * ratio,
+            model_us: pick.model_us * ratio,
+            ..pick.clone()
         })
     }
 
@@ -881,6 +935,15 @@ impl<'a> Selector<'a> {
                 if c.config.same_grid(&sel.pick.config) {
                     r.config.group_m = sel.pick.config.group_m;
                 }
+                // the pick's own launch shows as the pick (phase 3 may have given it
+                // Stream-K)
+                let twin = Config {
+                    stream_k: true,
+                    ..r.config
+                };
+                if sel.pick.config.stream_k && twin == sel.pick.config {
+                    r = sel.pick.clone();
+                }
                 r
             })
             .collect()
@@ -930,32 +993,29 @@ impl<'a> Selector<'a> {
     /// (`origami-bench run --config ...,cluster`, `...,sk`): the same launch without the
     /// switch, priced on its grid ([`throughput::TileGrid::cluster`]: the pairs' rounds,
     /// the shared operand's L2 bytes halved; [`throughput::TileGrid::stream`]: whole
-    /// rounds, then the ranges, with the hand-over); `None` without either, without the
-    /// throughput model or when the plain launch is not a feasible config.
+    /// rounds, then the ranges, with the hand-over), times the learned correction's factor
+    /// of that plain launch where the selector has one (so both read on one scale); `None`
+    /// without either switch, without the throughput model or when the plain launch is not
+    /// a feasible config.
     pub fn predict_outside_space(&self, p: &Problem, config: &Config) -> Option<f64> {
         if let Some(s) = self.for_problem(p) {
             return s.predict_outside_space(p, config);
         }
-        let cluster = config.switches.cluster;
-        if !(cluster || config.stream_k) || self.score_rule != ScoreRule::Throughput {
+        if !(config.switches.cluster || config.stream_k) || self.score_rule != ScoreRule::Throughput
+        {
             return None;
         }
-        let alone = Config {
-            switches: Switches {
-                cluster: false,
-                ..config.switches
-            },
-            stream_k: false,
-            ..*config
-        };
-        let (e, j) = self.find(&alone)?;
-        let launch = LaunchStatic {
-            cluster,
-            stream_k: config.stream_k,
-            ..e.launches[j]
-        };
+        let alone = plain_launch(config);
+        let (e, j, launch) = self.launch_of(config)?;
         let t = throughput::predict_with(p, &launch, &e.costs[j], config.group_m, &self.inputs());
-        Some(t.total).filter(|c| usable(*c))
+        let factor = match (
+            self.predict_config(p, &alone),
+            self.predict_config_uncorrected(p, &alone),
+        ) {
+            (Some(corrected), Some(model)) if self.correction.is_some() => corrected / model,
+            _ => 1.0,
+        };
+        Some(t.total * factor).filter(|c| usable(*c))
     }
 
     /// Score the launches `cfgs` (indices into `e.feasible`) of one tile at `group_m` by the
@@ -1181,6 +1241,19 @@ impl<'a> Selector<'a> {
     }
 }
 
+/// A config without the switches outside every family's space that the model still
+/// prices (`cluster`, Stream-K): the launch of the space they are applied to.
+fn plain_launch(config: &Config) -> Config {
+    Config {
+        switches: Switches {
+            cluster: false,
+            ..config.switches
+        },
+        stream_k: false,
+        ..*config
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1294,6 +1367,35 @@ mod tests {
     }
 
     #[test]
+    fn phase_3_gives_the_pick_stream_k_where_the_model_prices_it_faster() {
+        with_h100_fitted(&crate::model::family::HopperFamily, |s| {
+            let pick = |m, n, k| {
+                let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+                (p, s.select(&p, false).unwrap())
+            };
+            // 8192^3: 15.5 rounds of 128 x 256 tiles; the last two in ranges
+            let (p, sel) = pick(8192, 8192, 8192);
+            assert!(sel.pick.config.stream_k, "{}", sel.pick.config);
+            let whole = Config {
+                stream_k: false,
+                ..sel.pick.config
+            };
+            let ranged = s.predict_outside_space(&p, &sel.pick.config).unwrap();
+            assert!(ranged < s.predict_config(&p, &whole).unwrap());
+            // the ranking shows the pick's launch as the pick
+            assert_eq!(s.ranked(&sel, 1)[0].config, sel.pick.config);
+            // a sweep that did not time it keeps the whole-tile launch
+            let timed = s.select_where(&p, &|c: &Config| !c.stream_k).unwrap();
+            assert_eq!(timed.pick.config, whole);
+            // 4096^3 (3.9 rounds: the ranges would be half the work) and 4100 x 4096
+            // (four whole rounds: no range) keep their launch
+            for (m, n, k) in [(4096, 4096, 4096), (4100, 4096, 7168)] {
+                assert!(!pick(m, n, k).1.pick.config.stream_k, "{m}x{n}x{k}");
+            }
+        });
+    }
+
+    #[test]
     fn a_stream_k_config_outside_the_space_is_priced_on_the_stream_k_grid() {
         with_h100_fitted(&crate::model::family::HopperFamily, |s| {
             let whole = parse_config("128x256x64,g16,w12,s4").unwrap();
@@ -1305,14 +1407,14 @@ mod tests {
             // plain launch's time
             let even = Problem::new(4100, 4096, 7168, Dtype::Fp16).unwrap();
             assert_eq!(s.predict_config(&even, &sk), None);
-            let plain = s.predict_config_uncorrected(&even, &whole).unwrap();
+            let plain = s.predict_config(&even, &whole).unwrap();
             let ranged = s.predict_outside_space(&even, &sk).unwrap();
             assert!((ranged / plain - 1.0).abs() < 1e-9, "{ranged} vs {plain}");
             // 4096^3: 512 tiles, 3.9 rounds; the busiest SM runs 249 iterations instead of
             // 256 but five segments (three more epilogues) and a hand-over: the model's
             // priced grid, within half the plain launch's time of it
             let cube = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
-            let plain = s.predict_config_uncorrected(&cube, &whole).unwrap();
+            let plain = s.predict_config(&cube, &whole).unwrap();
             let ranged = s.predict_outside_space(&cube, &sk).unwrap();
             assert!(ranged != plain, "{ranged} vs {plain}");
             assert!(

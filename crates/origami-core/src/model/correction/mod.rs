@@ -307,6 +307,27 @@ mod tests {
     ];
 
     #[test]
+    fn a_config_outside_the_space_gets_its_plain_launchs_factor() {
+        let plain = hopper_selector(None);
+        let c = Correction::new(
+            "hopper",
+            9,
+            "x",
+            0.1,
+            record(),
+            stump("stages", 100.0, 0.3, 0.3),
+        );
+        let corrected = hopper_selector(Some(c));
+        let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        for text in ["128x256x64,g16,w12,s4,sk", "128x256x64,g16,w12,s4,cluster"] {
+            let cfg = crate::model::problem::parse_config(text).unwrap();
+            let a = plain.predict_outside_space(&p, &cfg).unwrap();
+            let b = corrected.predict_outside_space(&p, &cfg).unwrap();
+            assert!((b / a - 0.3f64.exp()).abs() < 1e-9, "{text}: {b} vs {a}");
+        }
+    }
+
+    #[test]
     fn a_constant_correction_scales_every_time_and_changes_no_order() {
         let plain = hopper_selector(None);
         let c = Correction::new(

@@ -213,12 +213,19 @@ impl KernelFamily for HopperFamily {
     fn split_ks(&self) -> &'static [u32] {
         &[1, 2, 3, 4]
     }
-    /// Stream-K (csrc/hopper_gemm.cu's `WorkIter`): the kernel, the runner and the model
-    /// take it (`--config ...,sk`), but it enters the space only once a GPU run has
-    /// checked it against cuBLAS (its CTAs wait on each other's flags: a fault there would
-    /// hang a sweep, not just lose it).
+    /// Stream-K (csrc/hopper_gemm.cu's `WorkIter`) is not a launch of the space of its own:
+    /// on an H100 it lost to the whole-tile grid wherever the ranges are much of the work
+    /// (4096^3: 11 %; shapes of fewer than two rounds: up to 46 %), which the model prices
+    /// only in part (results/h100/hopper/streamk-large/). It is the pick's twin instead.
     fn stream_k(&self) -> bool {
         false
+    }
+    /// The pick takes Stream-K where the model prices it faster than the whole-tile grid
+    /// (phase 3): on an H100 that held on all ten shape and type pairs where it applies
+    /// among the seed and LLM lists' picks (whole / Stream-K 1.004-1.090, eight passes;
+    /// results/h100/hopper/streamk-large/twin/).
+    fn stream_k_twin(&self) -> bool {
+        true
     }
     fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
         smem_bytes(c)

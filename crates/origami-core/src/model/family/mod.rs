@@ -165,6 +165,12 @@ pub trait KernelFamily: Sync {
     fn stream_k(&self) -> bool {
         false
     }
+    /// Whether the selection's pick may take Stream-K (phase 3, `Selector::stream_k_twin`):
+    /// the kernel runs any whole-tile launch with Stream-K (`,sk`), and the pick becomes
+    /// that launch where the model prices it faster than the whole-tile grid.
+    fn stream_k_twin(&self) -> bool {
+        false
+    }
     /// Whether the kernel takes Triton's compile-time switches (some setting of its space
     /// sets WARP_SPECIALIZE, FLATTEN or EPILOGUE_SUBTILE): its configs are written with them
     /// (`--format csv`, `json`, `triton`). The hopper kernel's `swap` is written with its

@@ -275,6 +275,15 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
         pick.num_stages,
         switch_words(pick)
     );
+    if pick.split_k > 1 {
+        let _ = writeln!(o, "  split-K: {} runs of K", pick.split_k);
+    }
+    if pick.stream_k {
+        let _ = writeln!(
+            o,
+            "  Stream-K (phase 3): whole rounds, then the last two rounds' K iterations in one range per CTA; the model prices it below the same launch's whole-tile grid"
+        );
+    }
     let _ = writeln!(
         o,
         "  predicted {:.0} cycles = {:.2} us",
