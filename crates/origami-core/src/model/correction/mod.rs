@@ -298,6 +298,19 @@ mod tests {
             .with_correction(correction.map(Arc::new))
     }
 
+    /// The hopper selector alone and with a correction of exp(0.3) on every launch.
+    fn plain_and_constant_corrected() -> (Selector<'static>, Selector<'static>) {
+        let c = Correction::new(
+            "hopper",
+            9,
+            "x",
+            0.1,
+            record(),
+            stump("stages", 100.0, 0.3, 0.3),
+        );
+        (hopper_selector(None), hopper_selector(Some(c)))
+    }
+
     const SHAPES: [(u64, u64, u64); 5] = [
         (17, 6144, 4096),
         (1024, 1024, 1024),
@@ -308,16 +321,7 @@ mod tests {
 
     #[test]
     fn a_config_outside_the_space_gets_its_plain_launchs_factor() {
-        let plain = hopper_selector(None);
-        let c = Correction::new(
-            "hopper",
-            9,
-            "x",
-            0.1,
-            record(),
-            stump("stages", 100.0, 0.3, 0.3),
-        );
-        let corrected = hopper_selector(Some(c));
+        let (plain, corrected) = plain_and_constant_corrected();
         let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
         for text in ["128x256x64,g16,w12,s4,sk", "128x256x64,g16,w12,s4,cluster"] {
             let cfg = crate::model::problem::parse_config(text).unwrap();
@@ -329,16 +333,7 @@ mod tests {
 
     #[test]
     fn a_constant_correction_scales_every_time_and_changes_no_order() {
-        let plain = hopper_selector(None);
-        let c = Correction::new(
-            "hopper",
-            9,
-            "x",
-            0.1,
-            record(),
-            stump("stages", 100.0, 0.3, 0.3),
-        );
-        let corrected = hopper_selector(Some(c));
+        let (plain, corrected) = plain_and_constant_corrected();
         for (m, n, k) in SHAPES {
             let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
             let a = plain.select(&p, false).unwrap();
