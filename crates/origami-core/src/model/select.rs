@@ -926,7 +926,7 @@ impl<'a> Selector<'a> {
                 })
                 .collect();
         }
-        order
+        let mut order = order
             .iter()
             .take(limit)
             .map(|sc| {
@@ -935,18 +935,19 @@ impl<'a> Selector<'a> {
                 if c.config.same_grid(&sel.pick.config) {
                     r.config.group_m = sel.pick.config.group_m;
                 }
-                // the pick's own launch shows as the pick (phase 3 may have given it
-                // Stream-K)
-                let twin = Config {
-                    stream_k: true,
-                    ..r.config
-                };
-                if sel.pick.config.stream_k && twin == sel.pick.config {
-                    r = sel.pick.clone();
-                }
                 r
             })
-            .collect()
+            .collect::<Vec<_>>();
+        // a pick outside the space (phase 3's Stream-K twin) heads the ranking, its
+        // whole-tile launch kept in its place (a sweep times both)
+        if sel.pick.config.stream_k
+            && limit > 0
+            && !order.iter().any(|r| r.config == sel.pick.config)
+        {
+            order.insert(0, sel.pick.clone());
+            order.truncate(limit);
+        }
+        order
     }
 
     /// Predicted cycles of one config (its tile at `config.group_m`, adjusted for its
@@ -1382,8 +1383,10 @@ mod tests {
             };
             let ranged = s.predict_outside_space(&p, &sel.pick.config).unwrap();
             assert!(ranged < s.predict_config(&p, &whole).unwrap());
-            // the ranking shows the pick's launch as the pick
-            assert_eq!(s.ranked(&sel, 1)[0].config, sel.pick.config);
+            // the ranking shows the pick first, its whole-tile launch in its place
+            let ranked = s.ranked(&sel, 3);
+            assert_eq!(ranked[0].config, sel.pick.config);
+            assert_eq!(ranked[1].config, whole);
             // a sweep that did not time it keeps the whole-tile launch
             let timed = s.select_where(&p, &|c: &Config| !c.stream_k).unwrap();
             assert_eq!(timed.pick.config, whole);
