@@ -811,8 +811,9 @@ impl<'a> Selector<'a> {
 
     /// Phase 3: the pick with Stream-K (`,sk`: whole rounds, then the last two rounds' K
     /// iterations in one range per CTA) when the family takes that twin
-    /// (`KernelFamily::stream_k_twin`), `keep` (a sweep's timed launches) accepts it and
-    /// the model prices it below the whole-tile launch at the pick's GROUP_SIZE_M; its
+    /// (`KernelFamily::stream_k_twin`) with the ranges within its share of the work, `keep`
+    /// (a sweep's timed launches) accepts it and the model prices it below the whole-tile
+    /// launch at the pick's GROUP_SIZE_M; its
     /// times are the pick's scaled by that ratio (the ranking's scale). `None` otherwise
     /// (a split-K, clustered or Stream-K pick keeps its launch).
     fn stream_k_twin(
@@ -822,7 +823,8 @@ impl<'a> Selector<'a> {
         keep: Option<&dyn Fn(&Config) -> bool>,
     ) -> Option<Ranked> {
         let c = pick.config;
-        if !self.family.stream_k_twin() || c.split_k > 1 || c.stream_k || c.switches.cluster {
+        let most = self.family.stream_k_twin()?;
+        if c.split_k > 1 || c.stream_k || c.switches.cluster {
             return None;
         }
         let twin = Config {
@@ -830,6 +832,12 @@ impl<'a> Selector<'a> {
             ..c
         };
         if keep.is_some_and(|k| !k(&twin)) {
+            return None;
+        }
+        let (_, _, launch) = self.launch_of(&twin)?;
+        if throughput::TileGrid::new(p, &launch, &self.inputs()).stream_range_share(&self.inputs())
+            > most
+        {
             return None;
         }
         let whole = self.predict_config(p, &c)?;
@@ -1390,11 +1398,20 @@ mod tests {
             // a sweep that did not time it keeps the whole-tile launch
             let timed = s.select_where(&p, &|c: &Config| !c.stream_k).unwrap();
             assert_eq!(timed.pick.config, whole);
-            // 4096^3 (3.9 rounds: the ranges would be half the work) and 4100 x 4096
-            // (four whole rounds: no range) keep their launch
-            for (m, n, k) in [(4096, 4096, 4096), (4100, 4096, 7168)] {
+            // 4096^3 (3.9 rounds: the ranges would be half the work, and priced slower),
+            // 4100 x 4096 (four whole rounds: no range) and 3 x 57344 x 65536 (1.7 rounds:
+            // all of it in ranges, where the model prices Stream-K faster but its price
+            // was too kind on the H100) keep their launch
+            for (m, n, k) in [(4096, 4096, 4096), (4100, 4096, 7168), (3, 57344, 65536)] {
                 assert!(!pick(m, n, k).1.pick.config.stream_k, "{m}x{n}x{k}");
             }
+            let (p, sel) = pick(3, 57344, 65536);
+            let sk = Config {
+                stream_k: true,
+                ..sel.pick.config
+            };
+            let ranged = s.predict_outside_space(&p, &sk).unwrap();
+            assert!(ranged < s.predict_config(&p, &sel.pick.config).unwrap());
         });
     }
 

@@ -639,14 +639,14 @@ impl TileGrid {
     /// CTAs); the busiest CTA runs its rounds' and its range's iterations, over
     /// [`StreamShare::segments`] tiles. A and B are read as by the tiles' launch.
     pub fn stream(&self, hw: &ModelInputs<'_>) -> (TileGrid, StreamShare) {
-        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let StreamRounds {
+            ctas,
+            rounds,
+            ranged,
+            per,
+        } = self.stream_rounds(hw);
         let kt = self.k_iters.max(1);
-        let ctas = (self.tiles * kt).min(sms).max(1);
-        let first = stream_k_first_tile(self.tiles, ctas);
-        let rounds = first / ctas;
-        let total = (self.tiles - first) * kt;
-        let per = total.div_ceil(ctas);
-        let aligned = total % ctas == 0 && per % kt == 0;
+        let aligned = ranged % ctas == 0 && per % kt == 0;
         let share = StreamShare {
             segments: rounds + per.div_ceil(kt) + u64::from(!aligned),
             contributors: if aligned { 0 } else { kt.div_ceil(per) },
@@ -660,6 +660,44 @@ impl TileGrid {
             ..*self
         };
         (grid, share)
+    }
+}
+
+/// How a Stream-K launch shares its work out: its CTAs, the whole rounds each runs first,
+/// the iterations of the ranges after them and the most a CTA's range holds.
+struct StreamRounds {
+    ctas: u64,
+    rounds: u64,
+    ranged: u64,
+    per: u64,
+}
+
+impl TileGrid {
+    fn stream_rounds(&self, hw: &ModelInputs<'_>) -> StreamRounds {
+        let sms = u64::from(hw.gpu.sm_count.max(1));
+        let kt = self.k_iters.max(1);
+        let ctas = (self.tiles * kt).min(sms).max(1);
+        let first = stream_k_first_tile(self.tiles, ctas);
+        let ranged = (self.tiles - first) * kt;
+        StreamRounds {
+            ctas,
+            rounds: first / ctas,
+            ranged,
+            per: ranged.div_ceil(ctas),
+        }
+    }
+
+    /// The share of the busiest Stream-K CTA's iterations that its range holds (the rest
+    /// are the whole tiles of the rounds before it): 0 with whole rounds only, 1 with fewer
+    /// than two rounds.
+    pub fn stream_range_share(&self, hw: &ModelInputs<'_>) -> f64 {
+        let r = self.stream_rounds(hw);
+        let all = r.rounds * self.k_iters.max(1) + r.per;
+        if all == 0 {
+            0.0
+        } else {
+            r.per as f64 / all as f64
+        }
     }
 }
 
@@ -1463,6 +1501,13 @@ mod tests {
         let wide_sk = persistent("128x256x64,w12,s4,sk");
         let (g, wide) = TileGrid::new(&cube, &wide_sk, &hw).stream(&hw);
         assert_eq!((g.k_iters, wide.segments, wide.contributors), (249, 5, 1));
+        let share = TileGrid::new(&cube, &wide_sk, &hw).stream_range_share(&hw);
+        assert!((share - 121.0 / 249.0).abs() < 1e-12, "{share}");
+        // fewer tiles than SMs: the range is all the work; whole rounds: none of it
+        assert_eq!(
+            TileGrid::new(&p, &sk_launch, &hw).stream_range_share(&hw),
+            1.0
+        );
         let whole = predict(&cube, &persistent("128x256x64,w12,s4"), 8, &hw);
         assert_eq!((whole.blocks_on_busiest_sm, whole.k_iters), (4, 64));
         // the bounds the selection prunes with hold for both decompositions

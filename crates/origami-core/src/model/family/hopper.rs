@@ -221,11 +221,14 @@ impl KernelFamily for HopperFamily {
         false
     }
     /// The pick takes Stream-K where the model prices it faster than the whole-tile grid
-    /// (phase 3): on an H100 that held on all ten shape and type pairs where it applies
-    /// among the seed and LLM lists' picks (whole / Stream-K 1.004-1.090, eight passes;
-    /// results/h100/hopper/streamk-large/twin/).
-    fn stream_k_twin(&self) -> bool {
-        true
+    /// (phase 3) and the ranges are at most a quarter of the busiest CTA's iterations: on
+    /// an H100 that held on all ten shape and type pairs where it applies among the seed and
+    /// LLM lists' picks (whole / Stream-K 1.004-1.090, eight passes, the ranges 2-22 % of
+    /// the work; results/h100/hopper/streamk-large/twin/). Where the ranges are half the
+    /// work or more the model's price was too kind on long K (2048x8192x28672: 0.997
+    /// predicted, 0.68 measured; 333x4096x14336, all of it in ranges: 0.981 and 0.72).
+    fn stream_k_twin(&self) -> Option<f64> {
+        Some(0.25)
     }
     fn smem_bytes(&self, c: &Config, _dtype: Dtype) -> u64 {
         smem_bytes(c)

@@ -165,11 +165,13 @@ pub trait KernelFamily: Sync {
     fn stream_k(&self) -> bool {
         false
     }
-    /// Whether the selection's pick may take Stream-K (phase 3, `Selector::stream_k_twin`):
-    /// the kernel runs any whole-tile launch with Stream-K (`,sk`), and the pick becomes
-    /// that launch where the model prices it faster than the whole-tile grid.
-    fn stream_k_twin(&self) -> bool {
-        false
+    /// Whether the selection's pick may take Stream-K (phase 3, `Selector::stream_k_twin`),
+    /// and up to which share of the busiest CTA's iterations in its range
+    /// (`TileGrid::stream_range_share`): the kernel runs any whole-tile launch with Stream-K
+    /// (`,sk`), and the pick becomes that launch where the model prices it faster than the
+    /// whole-tile grid and the ranges are at most that share of the work. `None`: never.
+    fn stream_k_twin(&self) -> Option<f64> {
+        None
     }
     /// Whether the kernel takes Triton's compile-time switches (some setting of its space
     /// sets WARP_SPECIALIZE, FLATTEN or EPILOGUE_SUBTILE): its configs are written with them
