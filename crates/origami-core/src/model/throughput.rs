@@ -1508,6 +1508,10 @@ mod tests {
             TileGrid::new(&p, &sk_launch, &hw).stream_range_share(&hw),
             1.0
         );
+        assert_eq!(
+            TileGrid::new(&even, &sk_launch, &hw).stream_range_share(&hw),
+            0.0
+        );
         let whole = predict(&cube, &persistent("128x256x64,w12,s4"), 8, &hw);
         assert_eq!((whole.blocks_on_busiest_sm, whole.k_iters), (4, 64));
         // the bounds the selection prunes with hold for both decompositions
