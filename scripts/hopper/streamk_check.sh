@@ -14,7 +14,8 @@
 # Usage: [PARTS="big llm kloop"] scripts/hopper/streamk_check.sh JOBS [FOLDER]
 set -u
 . scripts/device_lib.sh
-jobs=${1:?usage: streamk_check.sh JOBS}
+jobs=${1:-}
+[ -f "$jobs" ] || { echo "streamk_check.sh: give a jobs file (M N K CONFIG... per line)" >&2; exit 2; }
 devbin_ready origami-bench
 name=${2:-streamk}
 parts=" ${PARTS:-big llm kloop} "

@@ -965,23 +965,8 @@ impl<'a> Selector<'a> {
         if let Some(s) = self.for_problem(p) {
             return s.predict_config(p, config);
         }
-        let (e, j) = self.find(config)?;
-        let mut cycles = None;
-        self.score_launches(e, p, config.group_m, j..j + 1, true, |_, c| {
-            cycles = Some(c)
-        });
-        let cycles = cycles.filter(|c: &f64| usable(*c))?;
-        let Some(corr) = &self.correction else {
-            return Some(cycles);
-        };
-        let t = cycles
-            * corr.factor(
-                p,
-                &e.feasible[j].config,
-                &self.gpu,
-                self.cycles_to_us(cycles),
-            );
-        Some(if usable(t) { t } else { cycles })
+        let (cycles, feasible) = self.model_cycles(p, config)?;
+        Some(cycles * self.correction_factor(p, &feasible, cycles))
     }
 
     /// The model's own prediction of one config, without the learned correction
@@ -990,12 +975,32 @@ impl<'a> Selector<'a> {
         if let Some(s) = self.for_problem(p) {
             return s.predict_config_uncorrected(p, config);
         }
+        self.model_cycles(p, config).map(|(cycles, _)| cycles)
+    }
+
+    /// The model's cycles of a feasible config (a usable number) and that config as the
+    /// family lists it.
+    fn model_cycles(&self, p: &Problem, config: &Config) -> Option<(f64, Config)> {
         let (e, j) = self.find(config)?;
         let mut cycles = None;
         self.score_launches(e, p, config.group_m, j..j + 1, true, |_, c| {
             cycles = Some(c)
         });
-        cycles.filter(|c: &f64| usable(*c))
+        Some((cycles.filter(|c: &f64| usable(*c))?, e.feasible[j].config))
+    }
+
+    /// The learned correction's factor for a feasible config whose model time is `cycles`:
+    /// 1 without a correction, or where the corrected time would not be usable.
+    fn correction_factor(&self, p: &Problem, config: &Config, cycles: f64) -> f64 {
+        let Some(corr) = &self.correction else {
+            return 1.0;
+        };
+        let f = corr.factor(p, config, &self.gpu, self.cycles_to_us(cycles));
+        if usable(cycles * f) {
+            f
+        } else {
+            1.0
+        }
     }
 
     /// Predicted cycles of a `cluster` or Stream-K (`sk`) config outside the family's space
@@ -1014,15 +1019,11 @@ impl<'a> Selector<'a> {
         {
             return None;
         }
-        let alone = plain_launch(config);
         let (e, j, launch) = self.launch_of(config)?;
         let t = throughput::predict_with(p, &launch, &e.costs[j], config.group_m, &self.inputs());
-        let factor = match (
-            self.predict_config(p, &alone),
-            self.predict_config_uncorrected(p, &alone),
-        ) {
-            (Some(corrected), Some(model)) if self.correction.is_some() => corrected / model,
-            _ => 1.0,
+        let factor = match self.model_cycles(p, &plain_launch(config)) {
+            Some((cycles, plain)) => self.correction_factor(p, &plain, cycles),
+            None => 1.0,
         };
         Some(t.total * factor).filter(|c| usable(*c))
     }

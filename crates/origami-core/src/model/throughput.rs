@@ -632,6 +632,15 @@ pub fn stream_k_first_tile(tiles: u64, ctas: u64) -> u64 {
     }
 }
 
+/// How a Stream-K launch shares its work out: its CTAs, the whole rounds each runs first,
+/// the iterations of the ranges after them and the most a CTA's range holds.
+struct StreamRounds {
+    ctas: u64,
+    rounds: u64,
+    ranged: u64,
+    per: u64,
+}
+
 impl TileGrid {
     /// The grid of a Stream-K launch of the same tile (csrc/hopper_gemm.cu's `WorkIter`):
     /// min(SMs, iterations) CTAs run the tiles before [`stream_k_first_tile`] whole, in
@@ -661,18 +670,7 @@ impl TileGrid {
         };
         (grid, share)
     }
-}
 
-/// How a Stream-K launch shares its work out: its CTAs, the whole rounds each runs first,
-/// the iterations of the ranges after them and the most a CTA's range holds.
-struct StreamRounds {
-    ctas: u64,
-    rounds: u64,
-    ranged: u64,
-    per: u64,
-}
-
-impl TileGrid {
     fn stream_rounds(&self, hw: &ModelInputs<'_>) -> StreamRounds {
         let sms = u64::from(hw.gpu.sm_count.max(1));
         let kt = self.k_iters.max(1);
