@@ -55,14 +55,14 @@ use super::tma::{footprints, plan, BOX_BYTES, STAGES};
 use super::{fmt_bytes, r, CalibError, KernelArgs, LaunchDims, Metric, Policy, Results, Runner};
 use super::{Skip, MIB};
 use crate::gemm::energy::{batch_reps, sustained_queued, EnergyCounter, LaunchQueue, Sustained};
-use crate::gpu::tma::encode_2d;
+use crate::gpu::tma::{encode_2d, MapShape};
 use crate::gpu::{EventQueue, Gpu, GpuError};
 
 #[path = "bench_energy_sm90.rs"]
 mod sm90;
 pub use sm90::{
     tma_bytes_per_launch, tma_dram_per_cta, tma_dram_reread_bytes, wgmma_flop_per_launch,
-    wgmma_smem_bytes, WGMMA_N, WGMMA_WARPGROUPS,
+    wgmma_smem_bytes, TmaSource, WGMMA_N, WGMMA_WARPGROUPS,
 };
 
 /// The counter window of a sample when `--energy-s` is not given, seconds.
@@ -82,8 +82,8 @@ const TICK_TIMEOUT_S: f64 = 2.0;
 /// tf32 one from sm_80 on) and the limit.
 pub const METRICS: u64 = 10;
 /// Metrics it samples on compute capability 9.0 only: wgmma (random and zero A), TMA from
-/// L2, TMA from DRAM.
-pub const METRICS_SM90A: u64 = 4;
+/// L2, TMA from DRAM, TMA boxes outside their tensor (zero-filled).
+pub const METRICS_SM90A: u64 = 5;
 
 /// Independent accumulators per warp of `energy_mma` (ENERGY_MMA_ILP).
 pub const MMA_ILP: u32 = 2;
@@ -643,18 +643,20 @@ impl Runner<'_> {
         match sm90a_skip_reason(props.compute_capability) {
             Some(why) => res.skipped.push(Skip {
                 what: format!(
-                    "{}, {}, {} (energy of wgmma and TMA)",
+                    "{}, {}, {}, {} (energy of wgmma and TMA)",
                     r::ENERGY_WGMMA_PJ_PER_FLOP,
                     r::ENERGY_TMA_L2_PJ_PER_BYTE,
-                    r::ENERGY_TMA_DRAM_PJ_PER_BYTE
+                    r::ENERGY_TMA_DRAM_PJ_PER_BYTE,
+                    r::ENERGY_TMA_ZERO_PJ_PER_BYTE
                 ),
                 why,
             }),
             None => {
                 self.wgmma_cost(res, static_w, false)?;
                 self.wgmma_cost(res, static_w, true)?;
-                let tma_l2_pj = self.tma_cost(res, false, static_w, 0.0)?;
-                self.tma_cost(res, true, static_w, tma_l2_pj)?;
+                let tma_l2_pj = self.tma_cost(res, TmaSource::L2, static_w, 0.0)?;
+                self.tma_cost(res, TmaSource::Dram, static_w, tma_l2_pj)?;
+                self.tma_cost(res, TmaSource::OutOfBounds, static_w, 0.0)?;
             }
         }
 

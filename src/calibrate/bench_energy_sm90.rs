@@ -1,6 +1,7 @@
 //! The energy benchmark's Hopper path (`--only energy` on compute capability 9.0,
 //! sm_90a): wgmma's cost per FLOP (`tc_wgmma_n256`, csrc/tc_wgmma.cu, its shared-memory
-//! operand reads included) and TMA's per byte from L2 and from DRAM into shared memory
+//! operand reads included) and TMA's per byte from L2 and from DRAM into shared memory, and
+//! per byte of a box wholly outside its tensor, which the copy engine zero-fills
 //! (`tma_stream`, csrc/tma_load.cu), over the same queued NVML windows as the rest of the
 //! benchmark (`bench_energy.rs`, whose plumbing this module uses).
 
@@ -142,16 +143,18 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// `tma_stream` of csrc/tma_load.cu over the L2-resident tensor of `--only tma`
-    /// (`dram` false) or its DRAM tensor; one CTA per SM, `STAGES` boxes in flight each.
-    /// Returns the metric's median.
+    /// `tma_stream` of csrc/tma_load.cu over the L2-resident tensor of `--only tma`, its
+    /// DRAM tensor, or (`OutOfBounds`) the L2 tensor's boxes through a map of one box, so
+    /// that every box but the first lies outside it and is zero-filled; one CTA per SM,
+    /// `STAGES` boxes in flight each. Returns the metric's median.
     pub(super) fn tma_cost(
         &mut self,
         res: &mut Results,
-        dram: bool,
+        source: TmaSource,
         static_w: f64,
         l2_pj: f64,
     ) -> Result<f64, CalibError> {
+        let dram = source == TmaSource::Dram;
         let gpu = self.gpu;
         let (sms, l2) = (gpu.props().sm_count, gpu.props().l2_bytes);
         let (free, _) = gpu.mem_info()?;
@@ -167,7 +170,16 @@ impl Runner<'_> {
         })?;
         let buf = self.alloc_u32(plan.bytes)?;
         self.fill("energy_load", &buf)?;
-        let map = encode_2d(buf.device_addr(), &plan.shape, false)?;
+        let shape = match source {
+            // one box: box b at (b % boxes_x, b / boxes_x) lies outside unless b == 0
+            TmaSource::OutOfBounds => MapShape {
+                rows: u64::from(plan.shape.box_rows),
+                cols: u64::from(plan.shape.box_cols),
+                ..plan.shape
+            },
+            _ => plan.shape,
+        };
+        let map = encode_2d(buf.device_addr(), &shape, false)?;
         let k = self.kernel_sm90a("tma_load", "tma_stream")?;
         let ring = 1024 + STAGES * (BOX_BYTES as u32 + 8);
         let (smem, fit) = self.exclusive_smem(&k, 32, ring)?;
@@ -213,10 +225,10 @@ impl Runner<'_> {
         }
         let launch = || run(n);
         let cost = Cost {
-            name: if dram {
-                r::ENERGY_TMA_DRAM_PJ_PER_BYTE
-            } else {
-                r::ENERGY_TMA_L2_PJ_PER_BYTE
+            name: match source {
+                TmaSource::L2 => r::ENERGY_TMA_L2_PJ_PER_BYTE,
+                TmaSource::Dram => r::ENERGY_TMA_DRAM_PJ_PER_BYTE,
+                TmaSource::OutOfBounds => r::ENERGY_TMA_ZERO_PJ_PER_BYTE,
             },
             unit: "pJ/B",
             op: "byte",
@@ -244,6 +256,14 @@ impl Runner<'_> {
                     "method",
                     "(P_window - energy_static_w) / (bytes per launch / ms per launch) - energy_tma_l2_pj_per_byte",
                 );
+        } else if source == TmaSource::OutOfBounds {
+            m = m
+                .with(
+                    "where",
+                    "the boxes of the L2 case through a tensor map of one box: every box but the first of each pass lies outside the tensor and is zero-filled, nothing read",
+                )
+                .with("boxes_inside_per_pass", 1)
+                .with("boxes_per_pass", plan.boxes_total);
         } else {
             m = m.with(
                 "where",
@@ -269,11 +289,26 @@ impl Runner<'_> {
                 .with("sm_clock_during_mhz", json!(mhz))
                 .with(
                     "includes",
-                    "the TMA unit, L2 -> SM transfer and the shared-memory writes of the boxes, and the one thread per SM that issues and waits",
+                    if source == TmaSource::OutOfBounds {
+                        "the TMA unit and the shared-memory writes of the zero-filled boxes, and the one thread per SM that issues and waits"
+                    } else {
+                        "the TMA unit, L2 -> SM transfer and the shared-memory writes of the boxes, and the one thread per SM that issues and waits"
+                    },
                 ),
         );
         Ok(median)
     }
+}
+
+/// Where `tma_stream`'s boxes come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TmaSource {
+    /// A tensor of a quarter of L2, read over and over (hits).
+    L2,
+    /// A tensor of at least eight times L2 (misses).
+    Dram,
+    /// Outside the tensor: zero-filled by the copy engine, nothing read.
+    OutOfBounds,
 }
 
 #[cfg(test)]
@@ -282,10 +317,10 @@ mod tests {
 
     #[test]
     fn hopper_path_operations_per_launch() {
-        // the progress bar: 10 from 8.0 (9 before: no tf32), 4 more on compute capability 9.0
+        // the progress bar: 10 from 8.0 (9 before: no tf32), 5 more on compute capability 9.0
         assert_eq!(metrics([7, 5], false), 9);
         assert_eq!(metrics([8, 0], false), 10);
-        assert_eq!(metrics([9, 0], true), 14);
+        assert_eq!(metrics([9, 0], true), 15);
         // 132 CTAs x 2 warpgroups x 1000 rounds x 4 x m64n256k16 (524288 FLOP)
         assert_eq!(
             wgmma_flop_per_launch(132, 1000),

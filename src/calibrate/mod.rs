@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(steps_for(108, [8, 0], &[Bench::TcRate], false), 5);
         assert_eq!(steps_for(132, [9, 0], &[Bench::Tma], true), 6);
         assert_eq!(steps_for(128, [8, 9], &[Bench::Tma], false), 0);
-        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 14);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 15);
         assert_eq!(steps_for(108, [8, 0], &[Bench::Energy], false), 10);
         assert_eq!(steps_for(80, [7, 5], &[Bench::Energy], false), 9);
     }

@@ -127,11 +127,15 @@ pub const ENERGY_TMA_L2_PJ_PER_BYTE: &str = "energy_tma_l2_pj_per_byte";
 /// compute capability 9.0): a byte from DRAM by TMA costs this plus
 /// `energy_tma_l2_pj_per_byte`.
 pub const ENERGY_TMA_DRAM_PJ_PER_BYTE: &str = "energy_tma_dram_pj_per_byte";
+/// Dynamic energy per byte of a TMA box copy that lies wholly outside its tensor (pJ/B;
+/// compute capability 9.0): the copy engine fills the box with zeros and reads nothing, as
+/// it does for a GEMM tile's rows past M or N.
+pub const ENERGY_TMA_ZERO_PJ_PER_BYTE: &str = "energy_tma_zero_pj_per_byte";
 /// NVML's enforced power limit (W), read, never set.
 pub const POWER_LIMIT_W: &str = "power_limit_w";
 /// The metrics of `--only energy` measured over NVML energy-counter windows (the last
-/// three on compute capability 9.0 only).
-pub const ENERGY_METRICS: [&str; 13] = [
+/// five on compute capability 9.0 only).
+pub const ENERGY_METRICS: [&str; 14] = [
     ENERGY_IDLE_W,
     ENERGY_STATIC_W,
     ENERGY_ACTIVE_W,
@@ -145,6 +149,7 @@ pub const ENERGY_METRICS: [&str; 13] = [
     ENERGY_WGMMA_ZERO_A_PJ_PER_FLOP,
     ENERGY_TMA_L2_PJ_PER_BYTE,
     ENERGY_TMA_DRAM_PJ_PER_BYTE,
+    ENERGY_TMA_ZERO_PJ_PER_BYTE,
 ];
 /// The CoV limit of the energy metrics (a fraction) when the run's own is tighter: a sample
 /// is one counter window of ~0.5 s (a few of NVML's ticks), the GPU's temperature drifts

@@ -36,6 +36,10 @@ pub struct EnergyCosts {
     pub pj_per_tma_l2_byte: Option<f64>,
     /// Per byte of a TMA copy from DRAM beyond its L2 crossing (Hopper), pJ.
     pub pj_per_tma_dram_byte: Option<f64>,
+    /// Per byte of a TMA box outside its tensor, which the copy engine zero-fills without
+    /// reading (`energy_tma_zero_pj_per_byte`; Hopper): a tile's rows past M or N. Without
+    /// it such bytes cost the shared-memory write, pJ.
+    pub pj_per_tma_zero_byte: Option<f64>,
     /// Average power of every SM full of spinning warps (`energy_active_w`), W: what SMs
     /// with work draw besides their operations. When measured, the costs of the loads that
     /// kept every SM that busy (mma.sync, ld.shared, the L2 and DRAM loads, wgmma) are
@@ -92,6 +96,10 @@ pub const ZERO_COST_NAMES: [&str; 2] = [
     "energy_mma_zero_a_pj_per_flop",
     "energy_wgmma_zero_a_pj_per_flop",
 ];
+
+/// The zero-filled TMA box's cost's measurement name (optional: documents measured before
+/// it had none).
+pub const TMA_ZERO_COST_NAME: &str = "energy_tma_zero_pj_per_byte";
 
 /// The costs of Hopper's wgmma and TMA path, when measured (compute capability 9.0).
 pub const HOPPER_COST_NAMES: [&str; 3] = [
@@ -195,6 +203,8 @@ impl EnergyCosts {
                 .map(|v| net(ZERO_COST_NAMES[1], v, true)),
             pj_per_tma_l2_byte: tma_l2,
             pj_per_tma_dram_byte: tma_dram.map(|v| v.max(0.0)),
+            pj_per_tma_zero_byte: optional(TMA_ZERO_COST_NAME)?
+                .map(|v| net(TMA_ZERO_COST_NAME, v, false).max(0.0)),
             static_w,
             pj_per_flop: net(COST_NAMES[1], get(COST_NAMES[1])?, true),
             pj_per_smem_byte: net(COST_NAMES[2], get(COST_NAMES[2])?, true),
@@ -272,6 +282,17 @@ mod tests {
     }
 
     #[test]
+    fn the_committed_h100_costs_parse_with_the_tma_path_and_its_zero_fill() {
+        let c = EnergyCosts::embedded("h100-sxm").unwrap().unwrap();
+        let (l2, zero) = (
+            c.pj_per_tma_l2_byte.unwrap(),
+            c.pj_per_tma_zero_byte.unwrap(),
+        );
+        // a zero-filled byte costs less than one read from L2 (16.3 against 36.2 pJ)
+        assert!(zero > 0.0 && zero < l2, "{c:?}");
+    }
+
+    #[test]
     fn costs_come_from_a_documents_measurements() {
         let text = include_str!("../../../../results/h100/calibrate-full-2026-11-26.json");
         let mut doc: HwDoc = serde_json::from_str(text).unwrap();
@@ -321,6 +342,11 @@ mod tests {
         add(&mut doc, "energy_mma_zero_a_pj_per_flop", 0.8, Some(5e14));
         let z = EnergyCosts::from_doc(&doc, "x").unwrap();
         assert!((z.pj_per_flop_zero.unwrap() - 0.4).abs() < 1e-12, "{z:?}");
+        // TMA's zero fill, when measured, stays above the static power (one issuing thread)
+        assert_eq!(z.pj_per_tma_zero_byte, None);
+        add(&mut doc, "energy_tma_zero_pj_per_byte", 16.0, Some(3.5e12));
+        let f = EnergyCosts::from_doc(&doc, "x").unwrap();
+        assert_eq!(f.pj_per_tma_zero_byte, Some(16.0));
         // a non-finite cost is refused with its name
         let i = doc
             .measurements

@@ -9,9 +9,13 @@
 //!   measured) plus the warps' fragment reads from shared memory; the FLOP beyond the
 //!   problem's 2MNK multiply zero-filled rows and cost the zero-operand price when measured;
 //! - the tiles' loads from L2 into shared memory, at TMA's cost or the SM load path's (L2
-//!   to the SM plus the shared-memory write);
+//!   to the SM plus the shared-memory write), for the rows and K columns inside A and B
+//!   only: a TMA box's rows past M or N (or K) are zero-filled by the copy engine without
+//!   a read (`EnergyCosts::pj_per_tma_zero_byte`, measured with boxes outside their
+//!   tensor), a masked copy's are not read either (the shared-memory write alone);
 //! - bytes from DRAM (the throughput model's DRAM traffic: compulsory, or re-reads when A
-//!   and B do not fit in L2) at the cost beyond their L2 crossing, of the same path;
+//!   and B do not fit in L2, without its charge for zero-filled box rows) at the cost
+//!   beyond their L2 crossing, of the same path;
 //! - C's (or the split-K partials') writes through L2.
 //!
 //! Besides the static power of the awake GPU, SMs that hold work draw the active power of
@@ -45,8 +49,12 @@ pub struct Traffic {
     /// Of those, the problem's own (2 M N K); the rest multiply zero-filled rows past M, N
     /// or K (`EnergyCosts::pj_per_flop_zero` when measured).
     pub real_flop: f64,
-    /// Bytes the tiles' loads move from L2 into shared memory.
+    /// Bytes the tiles' loads move from L2 into shared memory (the rows and K columns
+    /// inside A and B).
     pub load_bytes: f64,
+    /// Bytes of the tiles' loads past A's or B's edges: zero-filled in shared memory, read
+    /// from nowhere.
+    pub zero_fill_bytes: f64,
     /// Bytes the warps read from shared memory as MMA fragments (mma.sync; wgmma reads
     /// its operands itself, priced with its FLOP).
     pub fragment_bytes: f64,
@@ -94,19 +102,39 @@ impl Traffic {
         } else {
             0.0
         };
+        let loaded = iters * l.load_bytes;
+        let inside = loaded * inside_share(&p.transposed_if(l.swap), l);
         Traffic {
             tensor_flop: iters * 2.0 * (l.bm * l.bn * l.bk) as f64,
             real_flop: 2.0 * p.m as f64 * p.n as f64 * p.k as f64,
-            load_bytes: iters * l.load_bytes,
+            load_bytes: inside,
+            zero_fill_bytes: loaded - inside,
             fragment_bytes: if wgmma { 0.0 } else { iters * l.fragment_bytes },
             store_bytes: c_bytes + partial,
-            dram_bytes: b.dram_bytes,
+            dram_bytes: (b.dram_bytes - b.padding_dram_bytes).max(0.0),
             wgmma,
             tf32: p.dtype == crate::dtype::Dtype::Tf32,
             tma,
             active_sms: (b.work_items as f64 / f64::from(sms.max(1))).min(1.0),
             issue_busy: if tma { issue_busy(b) } else { 1.0 },
         }
+    }
+}
+
+/// The share of a launch's tile loads that lies inside A and B (on the kernel's problem):
+/// a tile's rows of A and B averaged over the grid (M / grid_m of BLOCK_M, N / grid_n of
+/// BLOCK_N, weighted by their bytes per K step) times the share of its K steps' columns
+/// inside K.
+pub fn inside_share(p: &Problem, l: &LaunchStatic) -> f64 {
+    let grid_m = p.m.div_ceil(l.bm.max(1)).max(1);
+    let grid_n = p.n.div_ceil(l.bn.max(1)).max(1);
+    let rows = p.m as f64 / grid_m as f64 + p.n as f64 / grid_n as f64;
+    let k_steps = p.k.div_ceil(l.bk.max(1)).max(1);
+    let share = rows / (l.bm + l.bn).max(1) as f64 * p.k as f64 / (k_steps * l.bk.max(1)) as f64;
+    if share.is_finite() {
+        share.clamp(0.0, 1.0)
+    } else {
+        1.0
     }
 }
 
@@ -161,6 +189,13 @@ pub fn dynamic_parts_pj(costs: &EnergyCosts, t: &Traffic) -> [f64; 4] {
             t.dram_bytes * costs.pj_per_dram_byte,
         ),
     };
+    // the zero-filled part of the loads: nothing read; the copy engine's fill when measured,
+    // else the shared-memory write
+    let zero = match (t.tma, costs.pj_per_tma_zero_byte) {
+        (true, Some(z)) => z,
+        _ => costs.pj_per_smem_byte,
+    };
+    let loads = loads + t.zero_fill_bytes * zero;
     [tensor, loads, dram, t.store_bytes * costs.pj_per_l2_byte]
 }
 
@@ -269,6 +304,7 @@ mod tests {
             pj_per_flop_wgmma_zero: None,
             pj_per_tma_l2_byte: None,
             pj_per_tma_dram_byte: None,
+            pj_per_tma_zero_byte: None,
             active_w: None,
             dvfs_exponent: 1.0,
             power_limit_w: 700.0,
@@ -281,6 +317,7 @@ mod tests {
             tensor_flop: flop,
             real_flop: flop,
             load_bytes: load,
+            zero_fill_bytes: 0.0,
             fragment_bytes: frag,
             store_bytes: store,
             dram_bytes: dram,
@@ -311,6 +348,50 @@ mod tests {
         t.tf32 = true;
         c.pj_per_flop_tf32 = Some(1.0);
         assert!((dynamic_pj(&c, &t) - 1e9).abs() < 1e-3);
+    }
+
+    #[test]
+    fn zero_filled_load_bytes_cost_the_fill_not_a_read() {
+        let mut c = costs();
+        let mut t = traffic(0.0, 1e6, 0.0, 0.0, 0.0);
+        t.zero_fill_bytes = 3e6;
+        // the SM path: the read bytes at L2 + shared memory, the zero-filled ones at the
+        // shared-memory write
+        assert!((dynamic_pj(&c, &t) - (1e6 * 3.0 + 3e6 * 1.0)).abs() < 1e-3);
+        // TMA: its L2 cost for the read bytes, its measured fill for the others
+        t.tma = true;
+        c.pj_per_tma_l2_byte = Some(1.5);
+        c.pj_per_tma_dram_byte = Some(5.0);
+        assert!((dynamic_pj(&c, &t) - (1e6 * 1.5 + 3e6 * 1.0)).abs() < 1e-3);
+        c.pj_per_tma_zero_byte = Some(0.5);
+        assert!((dynamic_pj(&c, &t) - (1e6 * 1.5 + 3e6 * 0.5)).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_loads_inside_a_and_b_are_their_rows_and_k_columns_over_the_grid() {
+        let l = |c: &str| {
+            crate::model::throughput::LaunchStatic::new(
+                &crate::model::problem::parse_config(c).unwrap(),
+                (2, 1),
+                1,
+                crate::dtype::Dtype::Fp16,
+                crate::model::family::mma_sync_atom(crate::dtype::Dtype::Fp16),
+                1.0,
+                0.0,
+            )
+        };
+        let p = |m: u64, n: u64, k: u64| Problem::new(m, n, k, crate::dtype::Dtype::Fp16).unwrap();
+        // whole tiles: everything inside
+        assert_eq!(
+            inside_share(&p(256, 512, 1024), &l("128x256x64,w12,s4")),
+            1.0
+        );
+        // one row of A in a 64-row box, N whole: (1 + 192) of (64 + 192) rows
+        let s = inside_share(&p(1, 6144, 4096), &l("64x192x64,w8,s4"));
+        assert!((s - 193.0 / 256.0).abs() < 1e-12, "{s}");
+        // K = 4100 in 65 steps of 64: 4100 / 4160 of the columns
+        let s = inside_share(&p(128, 128, 4100), &l("128x128x64,w12,s4"));
+        assert!((s - 4100.0 / 4160.0).abs() < 1e-12, "{s}");
     }
 
     #[test]

@@ -165,6 +165,9 @@ pub struct ThroughputBreakdown {
     /// [`predict_on`], the selection's hot loop, which reads only `total`.
     pub memory_wait_cycles: Option<f64>,
     pub dram_bytes: f64,
+    /// Of `dram_bytes`, those charged for the zero-filled rows of whole boxes
+    /// (`tp_box_padding_weight`): a time the copies take, not bytes DRAM moves.
+    pub padding_dram_bytes: f64,
     pub dram_cycles: f64,
     pub total: f64,
 }
@@ -934,10 +937,15 @@ fn predict_on_counting<const WAIT: bool>(
         let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * p.dtype.bytes();
         ab.max(rounds as f64 * per_round)
     };
+    let padding_dram_bytes = if grid.l2_resident {
+        0.0
+    } else {
+        grid.padding_dram_bytes
+    };
     let dram_bytes = if grid.l2_resident {
         0.0
     } else {
-        input_bytes + grid.output_bytes + grid.padding_dram_bytes
+        input_bytes + grid.output_bytes + padding_dram_bytes
     };
     let dram_cycles = k.tp_dram_scale * dram_bytes / grid.dram_bw;
 
@@ -966,6 +974,7 @@ fn predict_on_counting<const WAIT: bool>(
         sm_cycles,
         memory_wait_cycles: WAIT.then_some(memory_wait_cycles),
         dram_bytes,
+        padding_dram_bytes,
         dram_cycles,
         total: k.tp_time_scale
             * (combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent)

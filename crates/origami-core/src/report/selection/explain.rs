@@ -345,10 +345,11 @@ pub fn energy_section(
     let yes = |b: bool| if b { "yes" } else { "no" };
     let _ = writeln!(
         o,
-        "  counts: tensor FLOP {:.3e} (the problem's 2MNK {:.3e}), loads into shared memory {:.3e} B, DRAM {:.3e} B, stores {:.3e} B; wgmma {}, TMA {}",
+        "  counts: tensor FLOP {:.3e} (the problem's 2MNK {:.3e}), loads into shared memory {:.3e} B (and {:.3e} B zero-filled past A's and B's edges), DRAM {:.3e} B, stores {:.3e} B; wgmma {}, TMA {}",
         t.tensor_flop,
         t.real_flop,
         t.load_bytes,
+        t.zero_fill_bytes,
         t.dram_bytes,
         t.store_bytes,
         yes(t.wgmma),
