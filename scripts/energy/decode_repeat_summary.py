@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Summary of scripts/energy/decode_repeat.sh's run (CPU only): per shape, the energy per
+GEMM of each config in the two repeated runs and in the committed spread sweep, and the
+Kendall tau-b between the runs, against the sweep, and of the model's predicted energy
+(the committed energy.csv of results/h100/energy/spread2s-llm/) against each.
+Usage: decode_repeat_summary.py RUN_FOLDER [ENERGY_CSV]"""
+import csv
+import itertools
+import json
+import os
+import sys
+
+
+def taub(a, b):
+    c = d = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        s = (a[i] - a[j]) * (b[i] - b[j])
+        c += s > 0
+        d += s < 0
+    return (c - d) / max(1, c + d)
+
+
+def main():
+    if len(sys.argv) not in (2, 3) or not os.path.isdir(sys.argv[1]):
+        print("usage: decode_repeat_summary.py RUN_FOLDER [ENERGY_CSV]", file=sys.stderr)
+        sys.exit(2)
+    folder = sys.argv[1]
+    path = sys.argv[2] if len(sys.argv) == 3 else "results/h100/energy/spread2s-llm/energy.csv"
+    rows = {(r["m"], r["n"], r["k"], r["config"]): r for r in csv.DictReader(open(path))}
+    for s in ("1x6144x4096", "17x6144x4096", "1x1536x7168"):
+        reps = [json.load(open(os.path.join(folder, f"{s}-{i}.json"))) for i in (1, 2)]
+        cs = [c["config"] for c in reps[0]["configs"]]
+        e = [[c["sustained"]["mj_per_launch"] for c in r["configs"]] for r in reps]
+        m, n, k = s.split("x")
+        sweep = [float(rows[(m, n, k, c)]["measured_mj"]) for c in cs]
+        pred = [float(rows[(m, n, k, c)]["predicted_mj"]) for c in cs]
+        print(f"{s}: tau run 1 vs run 2 {taub(e[0], e[1]):.3f}, against the sweep "
+              f"{taub(e[0], sweep):.3f} / {taub(e[1], sweep):.3f}; the model against run 1, "
+              f"run 2, the sweep {taub(pred, e[0]):.3f} / {taub(pred, e[1]):.3f} / "
+              f"{taub(pred, sweep):.3f}")
+        print(f"   {'config':26s} {'run 1':>7s} {'run 2':>7s} {'sweep':>7s} {'model':>7s}  (mJ)")
+        for c, a, b, w, p in zip(cs, e[0], e[1], sweep, pred):
+            print(f"   {c:26s} {a:7.2f} {b:7.2f} {w:7.2f} {p:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
