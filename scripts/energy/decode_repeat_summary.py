@@ -26,8 +26,14 @@ def main():
         sys.exit(2)
     folder = sys.argv[1]
     path = sys.argv[2] if len(sys.argv) == 3 else "results/h100/energy/spread2s-llm/energy.csv"
+    shapes = ("1x6144x4096", "17x6144x4096", "1x1536x7168")
+    missing = [f for f in [path] + [os.path.join(folder, f"{s}-{i}.json") for s in shapes
+                                    for i in (1, 2)] if not os.path.isfile(f)]
+    if missing:
+        print(f"decode_repeat_summary.py: no {missing[0]}", file=sys.stderr)
+        sys.exit(2)
     rows = {(r["m"], r["n"], r["k"], r["config"]): r for r in csv.DictReader(open(path))}
-    for s in ("1x6144x4096", "17x6144x4096", "1x1536x7168"):
+    for s in shapes:
         reps = [json.load(open(os.path.join(folder, f"{s}-{i}.json"))) for i in (1, 2)]
         cs = [c["config"] for c in reps[0]["configs"]]
         e = [[c["sustained"]["mj_per_launch"] for c in r["configs"]] for r in reps]

@@ -25,7 +25,8 @@ def clock_mhz(folder):
             if len(cols) == 6 and all(c.isdigit() for c in cols) and int(cols[1]) > 100:
                 clocks.append(int(cols[5]))
     if not clocks:
-        sys.exit("c_stream_table.py: no busy dmon sample in " + folder)
+        print(f"c_stream_table.py: no busy sample in {folder}/dmon.txt", file=sys.stderr)
+        sys.exit(2)
     return statistics.median(clocks)
 
 
@@ -46,7 +47,8 @@ def rows(path, swap):
 
 
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+    need = ("plain.txt", "swap.txt", "dmon.txt")
+    if len(sys.argv) != 2 or not all(os.path.isfile(os.path.join(sys.argv[1], f)) for f in need):
         print("usage: c_stream_table.py RUN_FOLDER (holding plain.txt, swap.txt, dmon.txt)",
               file=sys.stderr)
         sys.exit(2)

@@ -39,7 +39,7 @@ use crate::hw::energy::EnergyCosts;
 
 use super::inputs::output_bytes_per_element;
 use super::problem::Problem;
-use super::throughput::{LaunchStatic, ThroughputBreakdown};
+use super::throughput::{tile_rows, LaunchStatic, ThroughputBreakdown};
 
 /// What one launch does, counted from its tiles, and the hardware path it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -126,11 +126,10 @@ impl Traffic {
 /// BLOCK_N, weighted by their bytes per K step) times the share of its K steps' columns
 /// inside K.
 pub fn inside_share(p: &Problem, l: &LaunchStatic) -> f64 {
-    let grid_m = p.m.div_ceil(l.bm.max(1)).max(1);
-    let grid_n = p.n.div_ceil(l.bn.max(1)).max(1);
-    let rows = p.m as f64 / grid_m as f64 + p.n as f64 / grid_n as f64;
+    let (grid_m, grid_n) = (p.m.div_ceil(l.bm.max(1)), p.n.div_ceil(l.bn.max(1)));
+    let (rows, whole) = tile_rows(p, l, grid_m, grid_n);
     let k_steps = p.k.div_ceil(l.bk.max(1)).max(1);
-    let share = rows / (l.bm + l.bn).max(1) as f64 * p.k as f64 / (k_steps * l.bk.max(1)) as f64;
+    let share = rows / whole.max(1.0) * p.k as f64 / (k_steps * l.bk.max(1)) as f64;
     if share.is_finite() {
         share.clamp(0.0, 1.0)
     } else {

@@ -355,6 +355,16 @@ fn box_padding_bytes(p: &Problem, l: &LaunchStatic, grid_m: u64, grid_n: u64) ->
     (pad_rows_a + pad_rows_b) as f64 * p.k as f64 * p.dtype.bytes()
 }
 
+/// A tile's rows of A and B inside the matrices, averaged over the grid (M / grid_m of
+/// BLOCK_M plus N / grid_n of BLOCK_N), and all its rows (BLOCK_M + BLOCK_N): what a K
+/// step of it loads, in rows (the energy model's reads, `energy::inside_share`, too).
+pub fn tile_rows(p: &Problem, l: &LaunchStatic, grid_m: u64, grid_n: u64) -> (f64, f64) {
+    (
+        p.m as f64 / grid_m.max(1) as f64 + p.n as f64 / grid_n.max(1) as f64,
+        (l.bm + l.bn) as f64,
+    )
+}
+
 /// `tp_masked_rows`: a tile's A and B bytes over those of its real rows (at least 1),
 /// the real rows averaged over the grid (M / grid_m of BM, N / grid_n of BN); 1 when the
 /// switch is off or the kernel loads whole boxes.
@@ -368,8 +378,7 @@ fn masked_rows_speedup(
     if k.tp_masked_rows != 1.0 || l.whole_boxes {
         return 1.0;
     }
-    let real = p.m as f64 / grid_m.max(1) as f64 + p.n as f64 / grid_n.max(1) as f64;
-    let whole = (l.bm + l.bn) as f64;
+    let (real, whole) = tile_rows(p, l, grid_m, grid_n);
     if real > 0.0 && real < whole {
         whole / real
     } else {
@@ -937,15 +946,13 @@ fn predict_on_counting<const WAIT: bool>(
         let per_round = (gm * l.bm + gn * l.bn) as f64 * p.k as f64 * p.dtype.bytes();
         ab.max(rounds as f64 * per_round)
     };
-    let padding_dram_bytes = if grid.l2_resident {
-        0.0
+    let (dram_bytes, padding_dram_bytes) = if grid.l2_resident {
+        (0.0, 0.0)
     } else {
-        grid.padding_dram_bytes
-    };
-    let dram_bytes = if grid.l2_resident {
-        0.0
-    } else {
-        input_bytes + grid.output_bytes + padding_dram_bytes
+        (
+            input_bytes + grid.output_bytes + grid.padding_dram_bytes,
+            grid.padding_dram_bytes,
+        )
     };
     let dram_cycles = k.tp_dram_scale * dram_bytes / grid.dram_bw;
 
