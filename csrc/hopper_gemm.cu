@@ -140,6 +140,9 @@
 #ifndef HG_CLUSTER
 #define HG_CLUSTER 1
 #endif
+#ifndef HG_EXP_EPI
+#define HG_EXP_EPI 0
+#endif
 
 #include "hopper_ptx.cuh"
 #include "hopper_wgmma.cuh"
@@ -219,6 +222,25 @@ __device__ __forceinline__ void tma_store_2d(const HgTmaDesc* map, int c0, int c
 __device__ __forceinline__ void tma_store_wait_read1() {
   asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
 }
+#if HG_EXP_EPI
+// Epilogue experiments (development harness only, never in the runner's instances):
+// HG_EXP_EPI 1 skips the C stores, 2 also the shared-memory writes, 3 stores with an L2
+// evict-first policy, 4 waits for every earlier store to read its buffer.
+__device__ __forceinline__ void tma_store_wait_read0() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_2d_evict_first(const HgTmaDesc* map, int c0, int c1,
+                                                         u32 src) {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;" ::"l"(
+          reinterpret_cast<u64>(map)),
+      "r"(c0), "r"(c1), "r"(src), "l"(policy)
+      : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+#endif
 __device__ __forceinline__ void tma_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
@@ -669,10 +691,14 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 #pragma unroll
           for (int q = 0; q < BN / CW; ++q) {
             const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
+#if HG_EXP_EPI == 4
+            if (threadIdx.x % 128 == 0) tma_store_wait_read0();
+#else
             if (threadIdx.x % 128 == 0) tma_store_wait_read1();
+#endif
             consumer_sync(c);
 #pragma unroll
-            for (int jj = 0; jj < CW / 8; ++jj) {
+            for (int jj = 0; jj < CW / 8 && HG_EXP_EPI != 2; ++jj) {
               const int j = q * (CW / 8) + jj;
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
@@ -701,11 +727,18 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
             if (threadIdx.x % 128 == 0) {
               const int row = tm * BM + c * WG_ROWS + i * 64;
               const int col = tn * BN + q * CW;
+#if HG_EXP_EPI == 1 || HG_EXP_EPI == 2
+              (void)row;
+              (void)col;
+#elif HG_EXP_EPI == 3
+              tma_store_2d_evict_first(&tma_c, c_trans ? row : col, c_trans ? col : row, buf);
+#else
               if (c_trans) {
                 tma_store_2d(&tma_c, row, col, buf);
               } else {
                 tma_store_2d(&tma_c, col, row, buf);
               }
+#endif
             }
             ++chunk;
           }

@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreate(&st));
   auto launch = [&]() {
     origami_hopper_gemm<<<grid, threads, smem, st>>>(ta, tb, tc, C, M, N, K, group_m, c_by_tma,
-                                                     kps, W, stream_k ? 1 : 0);
+                                                     kps, W, stream_k ? 1 : 0, 0, 0);
     if (splits > 1) origami_hopper_splitk_reduce<<<4 * sms, 256, 0, st>>>(W, C, M, N, splits);
   };
   launch();
