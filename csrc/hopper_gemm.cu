@@ -140,9 +140,6 @@
 #ifndef HG_CLUSTER
 #define HG_CLUSTER 1
 #endif
-#ifndef HG_EXP_EPI
-#define HG_EXP_EPI 0
-#endif
 
 #include "hopper_ptx.cuh"
 #include "hopper_wgmma.cuh"
@@ -222,25 +219,6 @@ __device__ __forceinline__ void tma_store_2d(const HgTmaDesc* map, int c0, int c
 __device__ __forceinline__ void tma_store_wait_read1() {
   asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
 }
-#if HG_EXP_EPI
-// Epilogue experiments (development harness only, never in the runner's instances):
-// HG_EXP_EPI 1 skips the C stores, 2 also the shared-memory writes, 3 stores with an L2
-// evict-first policy, 4 waits for every earlier store to read its buffer.
-__device__ __forceinline__ void tma_store_wait_read0() {
-  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-}
-__device__ __forceinline__ void tma_store_2d_evict_first(const HgTmaDesc* map, int c0, int c1,
-                                                         u32 src) {
-  u64 policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;" ::"l"(
-          reinterpret_cast<u64>(map)),
-      "r"(c0), "r"(c1), "r"(src), "l"(policy)
-      : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-#endif
 __device__ __forceinline__ void tma_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
@@ -250,12 +228,19 @@ __device__ __forceinline__ void consumer_sync(int c) {
   asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
 }
 
-__device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
-  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+// stmatrix: four 8x8 16-bit matrices from the warp's fragments (a lane holds row lane / 4,
+// columns 2 (lane % 4) and the next of each, as wgmma's accumulators do) to the shared
+// memory rows lanes 8m..8m+7 name for matrix m; `.trans` writes each matrix transposed.
+__device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
 }
 
-__device__ __forceinline__ void st_shared_u16(u32 addr, u32 v) {
-  asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(static_cast<unsigned short>(v))
+__device__ __forceinline__ void stmatrix_x4_trans(u32 addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
+                   addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
 }
 
@@ -686,59 +671,72 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         continue;
       }
       if (c_by_tma) {
+        // The accumulators go to the chunk buffers with stmatrix: one instruction stores
+        // four 8x8 16-bit matrices, the fragments (j, rows 0-7), (j, rows 8-15), (j + 1,
+        // rows 0-7), (j + 1, rows 8-15) of the warp's 16 rows, each lane naming one row of
+        // one matrix (lanes 8m..8m+7: matrix m). Each lane's address is fixed for the tile
+        // but for a compile-time part, so a store costs a few integer instructions instead
+        // of ten for every four bytes (results/h100/hopper/epilogue-probe/).
+        const u32 lm = static_cast<u32>(lane) >> 3;  // the matrix this lane addresses
+        if (c_trans) {
+          // column by column (.trans: a matrix's columns become rows of 16 bytes): column
+          // (jj + lm / 2) * 8 + lane % 8 of the chunk, 128 bytes a column, 128B swizzle
+          // (the column's low three bits flip the 16-byte unit of the rows)
+          const u32 trows = (warp * 16 + (lm & 1u) * 8) * 2;
+          const u32 tlane = ((lm >> 1) * 8 + (lane & 7)) * 128 + (trows ^ ((lane & 7u) << 4));
+#pragma unroll
+          for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int q = 0; q < BN / CW; ++q) {
+              const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
+              if (threadIdx.x % 128 == 0) tma_store_wait_read1();
+              consumer_sync(c);
+#pragma unroll
+              for (int jj = 0; jj < CW / 8; jj += 2) {
+                const int j = q * (CW / 8) + jj;
+                stmatrix_x4_trans(buf + tlane + jj * 8 * 128,
+                                  pack2(acc[i][4 * j], acc[i][4 * j + 1]),
+                                  pack2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
+                                  pack2(acc[i][4 * j + 4], acc[i][4 * j + 5]),
+                                  pack2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
+              }
+              asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+              consumer_sync(c);
+              if (threadIdx.x % 128 == 0) {
+                tma_store_2d(&tma_c, tm * BM + c * WG_ROWS + i * 64, tn * BN + q * CW, buf);
+              }
+              ++chunk;
+            }
+          }
+          continue;
+        }
+        // row by row: row warp * 16 + (lm % 2) * 8 + lane % 8 of the chunk, CW * 2 bytes a
+        // row, the swizzle of C's map (128, 64 or 32 bytes: the row's bits above 128 bytes
+        // flip the 16-byte unit); unit jj + lm / 2 of the row, jj even, so the unit is
+        // jj ^ (lm / 2 ^ the row's swizzle bits)
+        const u32 srow = warp * 16 + (lm & 1u) * 8 + (lane & 7);
+        const u32 sbase = srow * (CW * 2);
+        const u32 sxor = (((sbase >> 7) & C_SWIZZLE_MASK) ^ (lm >> 1)) << 4;
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
 #pragma unroll
           for (int q = 0; q < BN / CW; ++q) {
             const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
-#if HG_EXP_EPI == 4
-            if (threadIdx.x % 128 == 0) tma_store_wait_read0();
-#else
             if (threadIdx.x % 128 == 0) tma_store_wait_read1();
-#endif
             consumer_sync(c);
 #pragma unroll
-            for (int jj = 0; jj < CW / 8 && HG_EXP_EPI != 2; ++jj) {
+            for (int jj = 0; jj < CW / 8; jj += 2) {
               const int j = q * (CW / 8) + jj;
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const u32 r = warp * 16 + lane / 4 + 8 * h;
-                const u32 col = jj * 8 + 2 * (lane % 4);
-                const u32 v = pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
-                if (c_trans) {
-                  // column by column: 64 rows (128 bytes) per column, 128B swizzle; the
-                  // eight rows of a warp's quad share a 16-byte unit and the four column
-                  // pairs land on distinct units, so no two lanes collide
-#pragma unroll
-                  for (int e = 0; e < 2; ++e) {
-                    const u32 a = (col + e) * 128 + r * 2;
-                    const u32 sw = a ^ (((a >> 7) & 7u) << 4);
-                    st_shared_u16(buf + sw, e ? v >> 16 : v & 0xFFFFu);
-                  }
-                } else {
-                  const u32 a = r * (CW * 2) + col * 2;
-                  const u32 sw = a ^ (((a >> 7) & C_SWIZZLE_MASK) << 4);
-                  st_shared_u32(buf + sw, v);
-                }
-              }
+              stmatrix_x4(buf + sbase + ((static_cast<u32>(jj) << 4) ^ sxor),
+                          pack2(acc[i][4 * j], acc[i][4 * j + 1]),
+                          pack2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
+                          pack2(acc[i][4 * j + 4], acc[i][4 * j + 5]),
+                          pack2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
             }
             asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             consumer_sync(c);
             if (threadIdx.x % 128 == 0) {
-              const int row = tm * BM + c * WG_ROWS + i * 64;
-              const int col = tn * BN + q * CW;
-#if HG_EXP_EPI == 1 || HG_EXP_EPI == 2
-              (void)row;
-              (void)col;
-#elif HG_EXP_EPI == 3
-              tma_store_2d_evict_first(&tma_c, c_trans ? row : col, c_trans ? col : row, buf);
-#else
-              if (c_trans) {
-                tma_store_2d(&tma_c, row, col, buf);
-              } else {
-                tma_store_2d(&tma_c, col, row, buf);
-              }
-#endif
+              tma_store_2d(&tma_c, tn * BN + q * CW, tm * BM + c * WG_ROWS + i * 64, buf);
             }
             ++chunk;
           }

@@ -27,15 +27,15 @@ close_folder() {
 
 # compare_builds FOLDER M N K CONFIG...: the hopper configs on one shape timed by this
 # build (target/devbin/origami-bench, "new") and the one before (origami-bench-old, "old"),
-# each in its own process, fp16 and bf16, four alternating passes beside cuBLAS, every
-# launch checked against cuBLAS: $OUT/FOLDER/MxNxK-DTYPE-{new,old}.txt, failures in
-# $OUT/FOLDER/failures.txt.
+# each in its own process, fp16 and bf16 (or the types in $DTYPES), four alternating passes
+# beside cuBLAS, every launch checked against cuBLAS: $OUT/FOLDER/MxNxK-DTYPE-{new,old}.txt,
+# failures in $OUT/FOLDER/failures.txt.
 compare_builds() {
     local dir=$1 m=$2 n=$3 k=$4
     shift 4
     local args=() c dt b bin
     for c in "$@"; do args+=(--config "$c"); done
-    for dt in fp16 bf16; do
+    for dt in ${DTYPES:-fp16 bf16}; do
         for b in new old; do
             bin=target/devbin/origami-bench
             [ $b = old ] && bin=target/devbin/origami-bench-old

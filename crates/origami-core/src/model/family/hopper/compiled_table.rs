@@ -116,14 +116,14 @@ mod tests {
                 )
             })
             .count();
-        // 128x192 with one consumer (192 accumulators) at 2 to 5 stages spills: a 64-byte
-        // stack and 68 bytes of spill stores
-        assert_eq!(healthy, 598);
+        // every instance compiles clean since the epilogue writes C with stmatrix (128x192
+        // with one consumer, 192 accumulators, spilled 132 bytes at 2 to 5 stages before)
+        assert_eq!(healthy, 606);
         assert_eq!(
             t[&(128, 192, 64, 3, 1, false)],
             HopperCompiled::Ok {
                 registers: 240,
-                spill_bytes: 132,
+                spill_bytes: 0,
                 warnings: 0
             }
         );
