@@ -8,8 +8,8 @@
 set -euo pipefail
 family=${1:-}
 case "$family" in
-  hopper) sweeps=(results/h100/hopper/sweep-swap/seed results/h100/hopper/sweep-swap/llm
-                  results/h100/hopper/sweep-swap/llm-bf16) ;;
+  hopper) sweeps=(results/h100/hopper/sweep-stmatrix/seed results/h100/hopper/sweep-stmatrix/llm
+                  results/h100/hopper/sweep-stmatrix/llm-bf16) ;;
   triton-tma) sweeps=(results/h100/triton-tma/sweep-seed results/h100/triton-tma/sweep-llm) ;;
   *) echo "fit.sh: give the family: hopper or triton-tma" >&2; exit 2 ;;
 esac

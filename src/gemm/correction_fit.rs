@@ -298,7 +298,9 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
         let rows: Vec<ConfigRow> = rows.iter().filter(|r| r.dtype == dt).cloned().collect();
         measured_shapes(&rows, sets)
     };
-    let s0 = set.selector(dtype)?;
+    // the model alone: an embedded correction (the default where one applies) is what this
+    // fit replaces, never its baseline
+    let s0 = set.selector(dtype)?.with_correction(None);
     if !s0.throughput_model() {
         return Err(Failure::bad(format!(
             "family '{}': the correction is of the throughput model, which its constants \
@@ -494,7 +496,7 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
         if shapes.is_empty() {
             continue;
         }
-        let plain = set.selector(dtype)?;
+        let plain = set.selector(dtype)?.with_correction(None);
         let corrected = set.selector(dtype)?.with_correction(Some(shared.clone()));
         let mut moved = Vec::new();
         for sh in &shapes {

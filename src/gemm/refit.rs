@@ -193,7 +193,9 @@ pub fn refit(req: &RefitRequest) -> Result<RefitReport, Failure> {
             .map(|(k, (v, _))| (k.clone(), *v))
             .collect(),
     };
-    let s0 = set.selector(dtype)?;
+    // the constants' own model: the refit moves constants, which a learned correction
+    // (fitted on top of one file of them) does not follow
+    let s0 = set.selector(dtype)?.with_correction(None);
     let before_fit = score(&s0, &fit_shapes).map_err(Failure::bad)?;
     let before_held = score(&s0, &held_shapes).map_err(Failure::bad)?;
     let (mut state, _, steps) = fit(
