@@ -8,8 +8,14 @@
 # registers for the kernel as it is); then Nsight Compute's warp states and per-instruction
 # stall samples (WarpStateStats, SourceCounters) for four of the tiles as they are.
 # Writes $OUT/epilogue-probe.tgz (times.csv, ncu/*.csv, build logs).
+# The HG_EXP_EPI builds exist in the kernel of commit b99d327 only (the next commit replaced
+# the epilogue they probe): run this script on a checkout of that commit.
 # Usage: scripts/hopper/epilogue_probe.sh
 set -u
+grep -q HG_EXP_EPI csrc/hopper_gemm.cu || {
+    echo "epilogue_probe.sh: this kernel has no HG_EXP_EPI builds (they are in commit b99d327)" >&2
+    exit 2
+}
 . scripts/device_lib.sh
 run_folder epilogue-probe
 D=$OUT/epilogue-probe
