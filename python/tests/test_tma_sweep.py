@@ -306,3 +306,24 @@ def test_bad_passes_exit_2(tmp_path, capsys, bad):
     assert tma_sweep.main(["--out", str(tmp_path / "o"), "--shape", "64x64x64",
                            "--passes", bad]) == 2
     assert "--passes" in capsys.readouterr().err
+
+
+def test_dense_config_list_is_the_tables_clean_rows_and_reads_back(tmp_path, capsys):
+    import tma_dense_configs
+    table = tmp_path / "t.csv"
+    table.write_text(
+        "# a table\n"
+        "bm,bn,bk,w,s,ws,flatten,subtile,status,regs,spill_store_bytes\n"
+        "128,256,64,8,3,0,1,0,ok,168,0\n"
+        "64,64,32,4,2,1,0,1,ok,90,0\n"
+        "256,256,128,8,2,0,0,0,ok,255,64\n"           # spills: left out
+        "128,128,64,4,4,1,0,0,compile_error,,\n")     # did not compile: left out
+    assert tma_dense_configs.main(["--table", str(table), "--groups", "1,8"]) == 0
+    out = tmp_path / "configs.csv"
+    out.write_text(capsys.readouterr().out)
+    got = [c.text() for c in tma_sweep.read_config_file(str(out))]
+    assert got == ["128x256x64,g1,w8,s3,flatten", "128x256x64,g8,w8,s3,flatten",
+                   "64x64x32,g1,w4,s2,warp_specialize,epilogue_subtile",
+                   "64x64x32,g8,w4,s2,warp_specialize,epilogue_subtile"]
+    assert tma_dense_configs.main(["--table", str(table), "--groups", "0"]) == 2
+    assert tma_dense_configs.main(["--table", str(tmp_path / "none.csv")]) == 2
