@@ -534,9 +534,10 @@ impl<'a> Selector<'a> {
     /// A config's launch: a feasible config's own, or for a `cluster` or Stream-K config
     /// outside the space the same launch without the switch with it set (priced on its
     /// grid: `throughput::TileGrid::cluster`, `TileGrid::stream`).
+    /// `None` as well when the throughput model is off (no launches were made).
     fn launch_of(&self, config: &Config) -> Option<(&TileEntry, usize, LaunchStatic)> {
         if let Some((e, j)) = self.find(config) {
-            return Some((e, j, e.launches[j]));
+            return Some((e, j, *e.launches.get(j)?));
         }
         if !(config.switches.cluster || config.stream_k) {
             return None;
@@ -545,7 +546,7 @@ impl<'a> Selector<'a> {
         let launch = LaunchStatic {
             cluster: config.switches.cluster,
             stream_k: config.stream_k,
-            ..e.launches[j]
+            ..*e.launches.get(j)?
         };
         Some((e, j, launch))
     }
@@ -1352,6 +1353,34 @@ mod tests {
         );
         let origami = crate::model::family::OrigamiFamily;
         assert_eq!(busy(&origami, 1, 28672, 4096), 1.0);
+    }
+
+    #[test]
+    fn the_latency_model_takes_no_stream_k_twin_and_does_not_panic() {
+        // the hopper family under the published latency model (no fitted constants: no
+        // launches are made) on a shape whose pick the throughput model gives Stream-K,
+        // with a sweep's filter that keeps Stream-K launches (`origami-bench refit` without
+        // TRITONBLAS_HW_PARAMS took this path and indexed an empty launch list)
+        let doc = preset("h100-sxm").unwrap();
+        let constants = ModelConstants::default();
+        let s = Selector::new(
+            &crate::model::family::HopperFamily,
+            &doc.gpu,
+            &doc.params,
+            &constants,
+            Variant::Origami,
+            Dtype::Fp16,
+        )
+        .unwrap();
+        assert!(!s.throughput_model());
+        let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+        let sel = s.select_where(&p, &|_c: &Config| true).unwrap();
+        assert!(!sel.pick.config.stream_k);
+        let twin = Config {
+            stream_k: true,
+            ..sel.pick.config
+        };
+        assert!(s.throughput_breakdown(&p, &twin).is_none());
     }
 
     #[test]
