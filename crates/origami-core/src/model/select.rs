@@ -1297,11 +1297,21 @@ mod tests {
             crate::hw::fitted::fitted_constants(fam.name(), &doc.gpu).unwrap_or_default();
         let constants =
             ModelConstants::with_overrides(fitted.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
+        with_h100(fam, &constants, f)
+    }
+
+    /// A selector of `fam` on the H100 preset with `constants`, fp16.
+    fn with_h100<R>(
+        fam: &dyn KernelFamily,
+        constants: &ModelConstants,
+        f: impl FnOnce(&Selector<'_>) -> R,
+    ) -> R {
+        let doc = preset("h100-sxm").unwrap();
         let s = Selector::new(
             fam,
             &doc.gpu,
             &doc.params,
-            &constants,
+            constants,
             Variant::Origami,
             Dtype::Fp16,
         )
@@ -1361,26 +1371,18 @@ mod tests {
         // launches are made) on a shape whose pick the throughput model gives Stream-K,
         // with a sweep's filter that keeps Stream-K launches (`origami-bench refit` without
         // TRITONBLAS_HW_PARAMS took this path and indexed an empty launch list)
-        let doc = preset("h100-sxm").unwrap();
-        let constants = ModelConstants::default();
-        let s = Selector::new(
-            &crate::model::family::HopperFamily,
-            &doc.gpu,
-            &doc.params,
-            &constants,
-            Variant::Origami,
-            Dtype::Fp16,
-        )
-        .unwrap();
-        assert!(!s.throughput_model());
-        let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
-        let sel = s.select_where(&p, &|_c: &Config| true).unwrap();
-        assert!(!sel.pick.config.stream_k);
-        let twin = Config {
-            stream_k: true,
-            ..sel.pick.config
-        };
-        assert!(s.throughput_breakdown(&p, &twin).is_none());
+        let latency = ModelConstants::default();
+        with_h100(&crate::model::family::HopperFamily, &latency, |s| {
+            assert!(!s.throughput_model());
+            let p = Problem::new(8192, 8192, 8192, Dtype::Fp16).unwrap();
+            let sel = s.select_where(&p, &|_c: &Config| true).unwrap();
+            assert!(!sel.pick.config.stream_k);
+            let twin = Config {
+                stream_k: true,
+                ..sel.pick.config
+            };
+            assert!(s.throughput_breakdown(&p, &twin).is_none());
+        });
     }
 
     #[test]
