@@ -168,19 +168,23 @@ pub struct CvScore {
     pub abf_min: f64,
     pub tau_mean: f64,
     pub objective: f64,
+    /// The standard error of the objective over the folds (their spread / sqrt(folds)).
+    pub objective_se: f64,
 }
 
 /// Accumulates one candidate's fold scores (means weighted by the fold's shapes).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct CvSum {
     shapes: usize,
     abf: f64,
     tau: f64,
     abf_min: f64,
+    /// Each fold's objective (its A/BF mean + tau weight x its tau mean).
+    fold_objectives: Vec<f64>,
 }
 
 impl CvSum {
-    fn add(&mut self, s: &Score) {
+    fn add(&mut self, s: &Score, tau_weight: f64) {
         if self.shapes == 0 {
             self.abf_min = f64::INFINITY;
         }
@@ -188,7 +192,45 @@ impl CvSum {
         self.abf += s.abf_mean * s.shapes as f64;
         self.tau += s.tau_mean * s.shapes as f64;
         self.abf_min = self.abf_min.min(s.abf_min);
+        self.fold_objectives
+            .push(s.abf_mean + tau_weight * s.tau_mean);
     }
+
+    /// The folds' standard error of the objective (0 with fewer than two folds).
+    fn objective_se(&self) -> f64 {
+        let v = &self.fold_objectives;
+        if v.len() < 2 {
+            return 0.0;
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (var / n).sqrt()
+    }
+}
+
+/// The candidate the folds choose by the one-standard-error rule (Breiman et al.,
+/// *Classification and Regression Trees*, 1984; Hastie, Tibshirani and Friedman, *The
+/// Elements of Statistical Learning*, section 7.10): among the candidates whose objective
+/// is within one standard error of the best one's, the most conservative: the smallest
+/// guard (the correction may move a pick the least far from the model's), then the fewest
+/// trees and leaves and the most launches a leaf. Folds of a few shapes each score
+/// candidates a few thousandths apart with errors of about one hundredth, so the best
+/// objective alone picks by chance.
+fn one_se_choice(cv: &[CvScore]) -> Option<&CvScore> {
+    let best = cv
+        .iter()
+        .max_by(|a, b| a.objective.total_cmp(&b.objective))?;
+    let floor = best.objective - best.objective_se;
+    cv.iter()
+        .filter(|c| c.objective >= floor - 1e-12)
+        .min_by(|a, b| {
+            (a.guard.total_cmp(&b.guard))
+                .then(a.trees.cmp(&b.trees))
+                .then(a.leaves.cmp(&b.leaves))
+                .then(b.min_leaf.cmp(&a.min_leaf))
+                .then(b.objective.total_cmp(&a.objective))
+        })
 }
 
 /// The fold of each fitting shape: shapes in order of their size (M x N x K), dealt round.
@@ -413,7 +455,9 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
         Default::default();
     for r in results {
         for ((l, m, _), t, g, sc) in r? {
-            sums.entry((t, l, m, g.to_bits())).or_default().add(&sc);
+            sums.entry((t, l, m, g.to_bits()))
+                .or_default()
+                .add(&sc, req.tau_weight);
         }
     }
     let mut cv: Vec<CvScore> = sums
@@ -430,10 +474,11 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
                 abf_min: s.abf_min,
                 tau_mean,
                 objective: abf_mean + req.tau_weight * tau_mean,
+                objective_se: s.objective_se(),
             }
         })
         .collect();
-    // the best objective; on a tie the smaller ensemble and guard (the order of `cv`)
+    // listed in the order of the candidates' size and guard
     cv.sort_by(|a, b| {
         (a.trees, a.leaves, b.min_leaf, a.guard.to_bits()).cmp(&(
             b.trees,
@@ -442,12 +487,7 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
             b.guard.to_bits(),
         ))
     });
-    let chosen = cv
-        .iter()
-        .fold(None::<&CvScore>, |best, c| match best {
-            Some(b) if b.objective >= c.objective - 1e-12 => Some(b),
-            _ => Some(c),
-        })
+    let chosen = one_se_choice(&cv)
         .cloned()
         .ok_or_else(|| Failure::runtime("no cross-validation score"))?;
 
@@ -567,13 +607,14 @@ pub fn report_text(r: &CorrectionReport) -> String {
     );
     out += &format!(
         "cross-validation over the fitting shapes ({} folds of whole shapes): trees, leaves, \
-         launches a leaf, guard: A/BF mean / min, tau mean, objective\n",
+         launches a leaf, guard: A/BF mean / min, tau mean, objective +- its standard error \
+         (the choice: the most conservative within one standard error of the best)\n",
         f.folds
     );
     for c in &r.cv {
         let mark = if *c == r.chosen { "  <- chosen" } else { "" };
         out += &format!(
-            "  {} x {} x {}, guard {}: {:.2} / {:.1} %, tau {:.3}, {:.4}{mark}\n",
+            "  {} x {} x {}, guard {}: {:.2} / {:.1} %, tau {:.3}, {:.4} +- {:.4}{mark}\n",
             c.trees,
             c.leaves,
             c.min_leaf,
@@ -581,7 +622,8 @@ pub fn report_text(r: &CorrectionReport) -> String {
             c.abf_mean * 100.0,
             c.abf_min * 100.0,
             c.tau_mean,
-            c.objective
+            c.objective,
+            c.objective_se
         );
     }
     out += &format!(
@@ -684,4 +726,69 @@ pub fn score_file(
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(trees: usize, leaves: usize, guard: f64, objective: f64, se: f64) -> CvScore {
+        CvScore {
+            trees,
+            leaves,
+            min_leaf: 40,
+            guard,
+            abf_mean: 0.98,
+            abf_min: 0.9,
+            tau_mean: 0.85,
+            objective,
+            objective_se: se,
+        }
+    }
+
+    #[test]
+    fn the_folds_choose_the_most_conservative_candidate_within_one_standard_error() {
+        let cv = [
+            cand(600, 63, 0.1, 1.2043, 0.01),
+            cand(300, 63, 0.0, 1.2029, 0.01),
+            cand(300, 15, 0.0, 1.1900, 0.01),
+            cand(600, 31, 0.0, 1.2036, 0.01),
+        ];
+        // within 1.2043 - 0.01: the first, second and fourth; guard 0 first, then fewer
+        // trees: 300 x 63
+        let c = one_se_choice(&cv).unwrap();
+        assert_eq!((c.trees, c.leaves, c.guard), (300, 63, 0.0));
+        // with no spread the best objective alone decides
+        let exact: Vec<CvScore> = cv
+            .iter()
+            .map(|c| CvScore {
+                objective_se: 0.0,
+                ..*c
+            })
+            .collect();
+        let c = one_se_choice(&exact).unwrap();
+        assert_eq!((c.trees, c.leaves, c.guard), (600, 63, 0.1));
+        assert!(one_se_choice(&[]).is_none());
+        let mut s = CvSum::default();
+        for (abf, tau) in [(0.98, 0.8), (0.99, 0.9), (0.97, 0.85)] {
+            s.add(
+                &Score {
+                    abf_mean: abf,
+                    abf_median: abf,
+                    abf_min: abf,
+                    tau_mean: tau,
+                    shapes: 4,
+                    abf_tile_oracle_mean: abf,
+                    abf_tile_oracle_median: abf,
+                },
+                0.25,
+            );
+        }
+        // fold objectives 1.18, 1.215, 1.1825: mean 1.1925, sample sd 0.01953, se 0.01128
+        assert!(
+            (s.objective_se() - 0.011277).abs() < 1e-5,
+            "{}",
+            s.objective_se()
+        );
+    }
 }

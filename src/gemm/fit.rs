@@ -44,6 +44,9 @@ pub const LADDER: [f64; 12] = [
 pub struct MeasuredShape {
     pub problem: Problem,
     pub times: HashMap<Config, f64>,
+    /// Every launch the sweep listed for the shape, timed or not (its rows, a failure's
+    /// included); empty: no list (every launch of the space counts).
+    pub listed: HashSet<Config>,
 }
 
 /// The key of a measured launch: the config with GROUP_SIZE_M 1 (a sweep's rows of one
@@ -62,13 +65,19 @@ impl MeasuredShape {
     fn decompositions(&self) -> HashSet<(u32, bool)> {
         self.times.keys().map(|k| (k.split_k, k.stream_k)).collect()
     }
+
+    /// Whether the sweep's space held this launch: a launch the space gained after the
+    /// sweep (an instance a later compiled table allows) is not scored as a failure.
+    fn was_listed(&self, c: &Config) -> bool {
+        self.listed.is_empty() || self.listed.contains(&launch_key(c))
+    }
 }
 
 /// The model's selection for a measured shape within the decompositions its sweep timed.
 fn measured_selection(s: &Selector<'_>, sh: &MeasuredShape) -> Result<Selection, NoFiniteScore> {
     let timed = sh.decompositions();
     s.select_where(&sh.problem, &|c: &Config| {
-        timed.contains(&(c.split_k, c.stream_k))
+        timed.contains(&(c.split_k, c.stream_k)) && sh.was_listed(c)
     })
 }
 
@@ -80,7 +89,6 @@ pub fn measured_shapes(rows: &[ConfigRow], sets: &[String]) -> Vec<MeasuredShape
         if !sets.is_empty() && !sets.contains(&r.set) {
             continue;
         }
-        let Some(ms) = r.timed() else { continue };
         let Ok(dtype) = r.dtype.parse::<Dtype>() else {
             continue;
         };
@@ -95,11 +103,20 @@ pub fn measured_shapes(rows: &[ConfigRow], sets: &[String]) -> Vec<MeasuredShape
                     dtype,
                 },
                 times: HashMap::new(),
+                listed: HashSet::new(),
             }
         });
-        e.times.insert(launch_key(&r.launch()), ms);
+        e.listed.insert(launch_key(&r.launch()));
+        if let Some(ms) = r.timed() {
+            e.times.insert(launch_key(&r.launch()), ms);
+        }
     }
-    order.into_iter().filter_map(|k| map.remove(&k)).collect()
+    // a shape with no timed launch is not a measured shape
+    order
+        .into_iter()
+        .filter_map(|k| map.remove(&k))
+        .filter(|sh| !sh.times.is_empty())
+        .collect()
 }
 
 /// The score of a model on measured shapes.
@@ -557,11 +574,49 @@ mod tests {
                 times.insert(launch_key(&r.config), 1.0 + i as f64);
             }
         }
-        let sh = MeasuredShape { problem: p, times };
+        let sh = MeasuredShape {
+            problem: p,
+            times,
+            listed: HashSet::new(),
+        };
         let within = measured_selection(&s, &sh).unwrap();
         assert_eq!(within.pick.config.split_k, 1);
         assert!(within.scores.len() * 4 == sel.scores.len());
         assert!(score(&s, std::slice::from_ref(&sh)).unwrap().abf_median > 0.0);
+    }
+
+    #[test]
+    fn a_launch_the_space_gained_after_the_sweep_is_not_picked_as_a_failure() {
+        // a sweep that listed every launch but the model's pick (the space gained it
+        // later, as a compiled table that stops spilling does): the pick is made among the
+        // listed launches and scores by lookup; a listed launch that failed stays a
+        // failure (A/BF 0)
+        let set =
+            crate::setup::setup(&crate::setup::SetupRequest::on_preset("h200", "hopper")).unwrap();
+        let s = set.selector(Dtype::Fp16).unwrap();
+        let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        let sel = s.select(&p, false).unwrap();
+        let first = launch_key(&sel.pick.config);
+        let mut sh = MeasuredShape {
+            problem: p,
+            times: HashMap::new(),
+            listed: HashSet::new(),
+        };
+        for (i, r) in s.ranked(&sel, usize::MAX).iter().enumerate() {
+            let k = launch_key(&r.config);
+            if k != first {
+                sh.times.insert(k, 1.0 + i as f64);
+                sh.listed.insert(k);
+            }
+        }
+        let (pick, abf) = pick_abf(&s, &sh).unwrap();
+        assert_ne!(launch_key(&pick), first);
+        assert!(abf > 0.0);
+        // the same pick listed but not timed (it failed on the device): A/BF 0
+        sh.listed.insert(first);
+        let (pick, abf) = pick_abf(&s, &sh).unwrap();
+        assert_eq!(launch_key(&pick), first);
+        assert_eq!(abf, 0.0);
     }
 
     #[test]
@@ -583,7 +638,11 @@ mod tests {
                 // one time per config: the tile's prediction, launches of a tile tied
                 times.entry(launch_key(&c)).or_insert(r.latency_cycles);
             }
-            shapes.push(MeasuredShape { problem: p, times });
+            shapes.push(MeasuredShape {
+                problem: p,
+                times,
+                listed: HashSet::new(),
+            });
         }
         let start = FitState {
             params: doc.params,
@@ -691,7 +750,11 @@ mod tests {
         times.insert(key("64x128x32,w8,s4"), 1.0);
         times.insert(key("128x64x64,w8,s4"), 1.5);
         times.insert(key("128x64x64,w4,s3"), 1.6);
-        let sh = MeasuredShape { problem: p, times };
+        let sh = MeasuredShape {
+            problem: p,
+            times,
+            listed: HashSet::new(),
+        };
         let t = LaunchTable::fit(std::slice::from_ref(&sh));
         assert_eq!(t.by_area[&8192], vec![(8, 4, Switches::NONE, 1, false)]);
         assert_eq!(
