@@ -79,11 +79,11 @@
 //     m64nBNk16 per 64 rows from 128B-swizzled shared-memory descriptors, keeps one
 //     K tile of wgmma in flight (wait_group 1) and frees the previous stage;
 //   * epilogue: each consumer converts its accumulators into 64 x HG_CW chunks in shared
-//     memory (two buffers per consumer, laid out in the swizzle the TMA store expects, so
-//     the writes are free of bank conflicts) and one thread stores each chunk with a TMA
-//     bulk tensor store, which clips at M and N; the next chunk is written while the last
-//     one is in flight. Without C's map, the accumulators go to C from registers. The
-//     producer already loads the next tile meanwhile.
+//     memory with stmatrix (two buffers per consumer, laid out in the swizzle the TMA
+//     store expects, so the writes are free of bank conflicts) and one thread stores each
+//     chunk with a TMA bulk tensor store, which clips at M and N; the next chunk is written
+//     while the last one is in flight. Without C's map, the accumulators go to C from
+//     registers. The producer already loads the next tile meanwhile.
 
 #ifndef HG_BM
 #define HG_BM 128
