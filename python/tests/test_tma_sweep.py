@@ -313,11 +313,12 @@ def test_dense_config_list_is_the_tables_clean_rows_and_reads_back(tmp_path, cap
     table = tmp_path / "t.csv"
     table.write_text(
         "# a table\n"
-        "bm,bn,bk,w,s,ws,flatten,subtile,status,regs,spill_store_bytes\n"
-        "128,256,64,8,3,0,1,0,ok,168,0\n"
-        "64,64,32,4,2,1,0,1,ok,90,0\n"
-        "256,256,128,8,2,0,0,0,ok,255,64\n"           # spills: left out
-        "128,128,64,4,4,1,0,0,compile_error,,\n")     # did not compile: left out
+        "bm,bn,bk,w,s,ws,flatten,subtile,status,regs,spill_store_bytes,spill_load_bytes\n"
+        "128,256,64,8,3,0,1,0,ok,168,0,0\n"
+        "64,64,32,4,2,1,0,1,ok,90,0,0\n"
+        "256,256,128,8,2,0,0,0,ok,255,64,64\n"        # spills: left out
+        "256,128,128,8,2,0,0,0,ok,255,0,32\n"         # spill loads alone: left out too
+        "128,128,64,4,4,1,0,0,compile_error,,,\n")    # did not compile: left out
     assert tma_dense_configs.main(["--table", str(table), "--groups", "1,8"]) == 0
     out = tmp_path / "configs.csv"
     out.write_text(capsys.readouterr().out)

@@ -45,8 +45,9 @@ def main(paths):
             print(f"{path}: not a source-page CSV ({e})", file=sys.stderr)
             return 2
         total = sum(float(r[i_s]) for r in data) or 1.0
-        by_reason = {k: sum(float(r[hdr.index("stall_" + k)]) for r in data)
-                     for k in REASONS if "stall_" + k in hdr}
+        by_reason = {k: sum(float(r[i]) for r in data)
+                     for k, i in ((k, hdr.index("stall_" + k)) for k in REASONS
+                                  if "stall_" + k in hdr)}
         by_op = {}
         for r in data:
             key = opcode(r[i_src]).split(".")[0]

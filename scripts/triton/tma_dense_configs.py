@@ -22,12 +22,14 @@ from origami_gemm.kernels.triton_tma import TmaConfig  # noqa: E402
 
 
 def clean_configs(table_path, groups):
-    """The table's clean rows (status ok, no spill stores) as TmaConfigs, once per group."""
+    """The table's clean rows as TmaConfigs, once per group: compiled, and no spill bytes
+    (stores plus loads, as the model's reader of the table counts them:
+    crates/origami-core/src/model/family/triton_persistent/)."""
     with open(table_path, newline="") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     out = []
     for r in rows:
-        if r["status"] != "ok" or int(r["spill_store_bytes"]) != 0:
+        if r["status"] != "ok" or int(r["spill_store_bytes"]) + int(r["spill_load_bytes"]) != 0:
             continue
         for g in groups:
             out.append(TmaConfig(int(r["bm"]), int(r["bn"]), int(r["bk"]), g, int(r["w"]),

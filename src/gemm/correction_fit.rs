@@ -192,8 +192,7 @@ impl CvSum {
         self.abf += s.abf_mean * s.shapes as f64;
         self.tau += s.tau_mean * s.shapes as f64;
         self.abf_min = self.abf_min.min(s.abf_min);
-        self.fold_objectives
-            .push(s.abf_mean + tau_weight * s.tau_mean);
+        self.fold_objectives.push(s.objective_with(tau_weight));
     }
 
     /// The folds' standard error of the objective (0 with fewer than two folds).
