@@ -10,7 +10,7 @@ family=${1:-}
 case "$family" in
   hopper) sweeps=(results/h100/hopper/sweep-stmatrix/seed results/h100/hopper/sweep-stmatrix/llm
                   results/h100/hopper/sweep-stmatrix/llm-bf16) ;;
-  triton-tma) sweeps=(results/h100/triton-tma/sweep-seed results/h100/triton-tma/sweep-llm) ;;
+  triton-tma) sweeps=(results/h100/triton-tma/dense-seed results/h100/triton-tma/sweep-llm) ;;
   *) echo "fit.sh: give the family: hopper or triton-tma" >&2; exit 2 ;;
 esac
 write=()

@@ -8,8 +8,8 @@
 #             three runs per config.
 # One JSON report per run under $OUT/FOLDER/ (best-regimes), `nvidia-smi dmon` beside,
 # tarred into $OUT. origami-bench carried as target/devbin/origami-bench.xz.
-# Usage: [REGIMES="sustained burst"] [CONFIGS_4096="..."] [CONFIGS_8192="..."]
-#        scripts/hopper/best_regimes.sh [FOLDER]
+# Usage: [REGIMES="sustained burst"] [SIZES="4096 8192"] [DTYPES="fp16 bf16"]
+#        [CONFIGS_4096="..."] [CONFIGS_8192="..."] scripts/hopper/best_regimes.sh [FOLDER]
 set -u
 . scripts/device_lib.sh
 devbin_ready origami-bench
@@ -25,8 +25,8 @@ configs() {
         echo "${CONFIGS_8192:-128x256x64,g16,w12,s4 256x128x64,g8,w12,s4}"
     fi
 }
-for dt in fp16 bf16; do
-    for s in 4096 8192; do
+for dt in ${DTYPES:-fp16 bf16}; do
+    for s in ${SIZES:-4096 8192}; do
         args=()
         for c in $(configs $s); do args+=(--config "$c"); done
         if [[ $regimes == *" sustained "* ]]; then

@@ -207,6 +207,68 @@ impl Runner<'_> {
                     "CUDA events around back-to-back replays of a graph of empty-kernel nodes, per node (the graph's own launch is amortised over its nodes)",
                 ),
         );
+        self.dependent_reduce(res)
+    }
+
+    /// csrc/sync_cost.cu `spin_all` then `reduce_pair`: what split-K's second kernel costs
+    /// beyond its bytes ([`r::DEPENDENT_REDUCE`], microseconds): graphs of
+    /// [`REDUCE_PAIRS`] x [spin] and of [`REDUCE_PAIRS`] x [spin, reduce], the difference
+    /// of their replay times over the pairs.
+    fn dependent_reduce(&mut self, res: &mut Results) -> Result<(), CalibError> {
+        let gpu = self.gpu;
+        let spin = self.kernel("sync_cost", "spin_all")?;
+        let reduce = self.kernel("sync_cost", "reduce_pair")?;
+        let sms = gpu.props().sm_count;
+        let mhz = res
+            .used(r::SM_CLOCK)
+            .unwrap_or(gpu.props().sm_clock_mhz)
+            .max(1.0);
+        let spin_cycles = (SPIN_US * mhz) as u64;
+        let sink = gpu.alloc_zeros::<u32>(1024)?;
+        let ws = gpu.alloc_zeros::<f32>(2 * REDUCE_FLOATS as usize)?;
+        let out = gpu.alloc_zeros::<f32>(REDUCE_FLOATS as usize)?;
+        let spin_dims = LaunchDims::linear(sms, 128);
+        let reduce_dims = LaunchDims::linear(sms * 2, 256);
+        let graph = |with_reduce: bool| {
+            gpu.capture(|| {
+                for _ in 0..REDUCE_PAIRS {
+                    gpu.launch(
+                        &spin,
+                        spin_dims,
+                        KernelArgs::new().u64(spin_cycles).buf(&sink),
+                    )?;
+                    if with_reduce {
+                        gpu.launch(
+                            &reduce,
+                            reduce_dims,
+                            KernelArgs::new().buf(&ws).buf(&out).u32(REDUCE_FLOATS),
+                        )?;
+                    }
+                }
+                Ok(())
+            })
+        };
+        let (alone, paired) = (graph(false)?, graph(true)?);
+        let replays: u32 = if self.cfg.quick { 2 } else { 8 };
+        let policy = self.cfg.policy;
+        let m = self.sampled(r::DEPENDENT_REDUCE, "us", policy, |_| {
+            let a = gpu.time_graph_ms(&alone, replays)?;
+            let b = gpu.time_graph_ms(&paired, replays)?;
+            Ok(dependent_us(a, b, REDUCE_PAIRS))
+        })?;
+        let cyc = m.median() * mhz;
+        res.metrics.push(
+            m.with("pairs_per_graph", REDUCE_PAIRS)
+                .with("replays_per_sample", replays)
+                .with("spin_cycles", spin_cycles)
+                .with("reduce_floats", REDUCE_FLOATS)
+                .with("grid", json!({"spin": [sms, 128], "reduce": [sms * 2, 256]}))
+                .with("sm_cycles", json!(cyc))
+                .with(
+                    "method",
+                    "CUDA events around replays of graphs of R x [spin_all on every SM] and R x [spin_all, reduce_pair], (paired - alone) / R",
+                ),
+        );
         Ok(())
     }
 
@@ -353,6 +415,19 @@ pub fn per_launch_us(ms: f64, launches: u32) -> f64 {
     ms * 1e3 / f64::from(launches.max(1))
 }
 
+/// Spin-reduce pairs per graph of the dependent-reduction metric.
+pub const REDUCE_PAIRS: u32 = 64;
+/// Microseconds each `spin_all` keeps the SMs busy (at the measured SM clock).
+const SPIN_US: f64 = 5.0;
+/// Floats per run of `reduce_pair`'s workspace (two runs: 128 KiB, L2-resident).
+const REDUCE_FLOATS: u32 = 16 * 1024;
+
+/// Microseconds the dependent kernel adds per pair: graphs of `pairs` spins alone (`alone`
+/// ms) and paired with the reduction (`paired` ms).
+pub fn dependent_us(alone_ms: f64, paired_ms: f64, pairs: u32) -> f64 {
+    (paired_ms - alone_ms) * 1e3 / f64::from(pairs.max(1))
+}
+
 /// The K-loop's source buffer: a power of two, at most a quarter of L2 and 4 MiB, at
 /// least 64 KiB.
 pub fn kloop_buffer_bytes(l2_bytes: u64) -> u64 {
@@ -443,6 +518,13 @@ mod tests {
         };
         assert!((d.per_op(n, 8) - 20.0).abs() < 1e-9);
         assert!((d.empty_per_round(n) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn dependent_reduce_is_the_difference_per_pair() {
+        // 64 pairs: 0.448 ms alone, 0.576 ms with the reductions -> 2 us each
+        assert!((dependent_us(0.448, 0.576, 64) - 2.0).abs() < 1e-9);
+        assert!(dependent_us(1.0, 1.0, 0) == 0.0);
     }
 
     #[test]

@@ -168,7 +168,8 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
             }
             Bench::SmemBw => 2,
             Bench::SyncCost => {
-                bench_extra::BAR_THREADS.len() as u64 + 2 // + stream and graph launches
+                // + stream and graph launches, the dependent reduction
+                bench_extra::BAR_THREADS.len() as u64 + 3
             }
             Bench::KloopCost => {
                 (bench_extra::KLOOP_WARPS.len() * bench_extra::KLOOP_STAGES.len()) as u64

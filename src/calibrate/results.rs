@@ -57,6 +57,10 @@ pub const SMEM_LDMATRIX_X4: &str = "smem_ldmatrix_x4_bytes_per_cycle_sm";
 pub const LAUNCH_STREAM: &str = "launch_stream_us";
 /// Time per empty-kernel node of a replayed CUDA graph (microseconds).
 pub const LAUNCH_GRAPH: &str = "launch_graph_us";
+/// What a small dependent reduction kernel adds after a kernel that fills every SM, in a
+/// replayed CUDA graph (microseconds; the calibration-only tier reads it: one owner,
+/// `hw::calibrated`).
+pub use crate::hw::calibrated::DEPENDENT_REDUCE;
 
 /// Name of the metric of one `bar.sync` round of a block of `threads` threads (cycles).
 pub fn bar_sync_metric(threads: u32) -> String {

@@ -68,6 +68,11 @@ fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
 /// read), whose fit carries `l2_active_exponent`.
 pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
 
+/// The metric of `origami-calibrate --only sync-cost` that prices split-K's second kernel:
+/// microseconds a small dependent reduction adds after a kernel that fills every SM, in a
+/// replayed CUDA graph (csrc/sync_cost.cu's `spin_all` then `reduce_pair`).
+pub const DEPENDENT_REDUCE: &str = "dependent_reduce_us";
+
 /// The exponent of the L2 share law measured by `l2-sms` (the curve's fit), clamped to
 /// [0, 1] (a share that shrinks with fewer SMs, or an aggregate that grows, is outside the
 /// model's law); `None` without the curve.
@@ -287,6 +292,23 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
     ] {
         put(name, value, unit, why.into());
     }
+    match optional(doc, DEPENDENT_REDUCE) {
+        Some(us) => put(
+            "tp_splitk_reduce_cycles",
+            us * gpu.sm_clock_mhz,
+            "cycles",
+            format!(
+                "{DEPENDENT_REDUCE} {us:.3} x {:.0} MHz (sync-cost: split-K's second kernel beyond its bytes)",
+                gpu.sm_clock_mhz
+            ),
+        ),
+        None => put(
+            "tp_splitk_reduce_cycles",
+            0.0,
+            "cycles",
+            "no dependent-reduction measurement (--only sync-cost): split-K's second kernel costs its bytes alone".into(),
+        ),
+    }
     match l2_active_exponent(doc) {
         Some(e) => put(
             "tp_l2_active_exponent",
@@ -389,6 +411,17 @@ mod tests {
             .summary
             .median;
         assert_eq!(get(&c, "tp_load_latency_cycles"), idle);
+        // its sync-cost run predates the dependent-reduction metric: split-K's second
+        // kernel costs its bytes alone; with the metric, its microseconds at the GPU's clock
+        assert_eq!(get(&c, "tp_splitk_reduce_cycles"), 0.0);
+        let mut with_reduce = doc.clone();
+        let mut m = with_reduce.measurements[0].clone();
+        m.name = DEPENDENT_REDUCE.into();
+        m.summary.median = 2.0;
+        with_reduce.measurements.push(m);
+        let c2 = calibrated_constants(&with_reduce).unwrap();
+        let want = 2.0 * with_reduce.gpu.sm_clock_mhz;
+        assert!((get(&c2, "tp_splitk_reduce_cycles") - want).abs() < 1e-9);
         // no l2-sms curve in it: a fixed per-SM share; with one, its fit (within [0, 1])
         assert_eq!(get(&c, "tp_l2_active_exponent"), 0.0);
         let mut doc = doc;
