@@ -6,7 +6,9 @@
 //!   per SM for sm_80 and later (A100 / Hopper tuning guides, "Shared Memory").
 //! - `csrc/sync_cost.cu`: cycles per `bar.sync` for 128, 256 and 384 threads (the method of
 //!   Jia et al., arXiv:1804.06826: clock64 around a loop, differential in the length), and
-//!   microseconds per empty-kernel launch on a stream and inside a CUDA graph.
+//!   microseconds per empty-kernel launch on a stream and inside a CUDA graph, and what a
+//!   small dependent reduction kernel adds after a kernel that fills every SM (split-K's
+//!   second kernel beyond its bytes: `tp_splitk_reduce_cycles`).
 //! - `csrc/kloop_cost.cu`: cycles per iteration of a multistage cp.async K loop without
 //!   MMAs (the structure of CUTLASS's sm80 multistage mainloop), for 4 and 8 warps and 2..5
 //!   stages, with the fit `cycles = fixed + exposed / (stages - 1)`: `fixed` is the model's
@@ -14,7 +16,7 @@
 //!   latency that stages - 1 copies in flight leave uncovered.
 //!
 //! Every figure is read from clock64 inside the kernels (no SM clock needed), except the
-//! launch costs, which are CUDA-event times. The pure arithmetic (grouping blocks by SM,
+//! launch costs and the dependent reduction, which are CUDA-event times. The pure arithmetic (grouping blocks by SM,
 //! subtracting the empty loop, the stage fit) is below the drivers, with its tests.
 
 use std::collections::BTreeMap;
