@@ -347,6 +347,72 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
         text.contains("seed_shapes fp16 (5 shapes): model alone") && text.contains("; corrected"),
         "{text}"
     );
+    // --per-shape: one CSV row per shape and set, the same scores the lines aggregate
+    let per_shape = d.join("per-shape.csv");
+    let o = cmd()
+        .args([
+            "fit-correction",
+            "--out",
+            dir,
+            "--family",
+            "origami",
+            "--gpu",
+            "h100-sxm",
+            "--score",
+            file.to_str().unwrap(),
+            "--per-shape",
+            per_shape.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(o.stdout, scored.stdout);
+    let csv = std::fs::read_to_string(&per_shape).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(origami::gemm::correction_fit::PER_SHAPE_HEADER)
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.iter().filter(|r| r[0] == "seed_shapes").count(), 5);
+    assert_eq!(rows.iter().filter(|r| r[0] == "llm_shapes").count(), 2);
+    for r in &rows {
+        assert_eq!(r.len(), 10, "{r:?}");
+        for abf in [r[6], r[7]] {
+            let v: f64 = abf.parse().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{r:?}");
+        }
+    }
+    // the model-alone column's mean is the line's A/BF mean
+    let seed: Vec<f64> = rows
+        .iter()
+        .filter(|r| r[0] == "seed_shapes")
+        .map(|r| r[6].parse().unwrap())
+        .collect();
+    let mean = 100.0 * seed.iter().sum::<f64>() / seed.len() as f64;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("seed_shapes fp16"))
+        .unwrap();
+    let want = line
+        .split("model alone ")
+        .nth(1)
+        .and_then(|t| t.split(" / ").nth(2))
+        .and_then(|t| t.split(' ').next())
+        .unwrap();
+    assert!((mean - want.parse::<f64>().unwrap()).abs() < 0.06, "{mean} {line}");
+    // only with --score
+    let (c, err) = code(&[
+        "fit-correction",
+        "--out",
+        dir,
+        "--fit-set",
+        "seed_shapes",
+        "--per-shape",
+        "x.csv",
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("--score"), "{err}");
     for (what, needle) in [
         ("embedded", "no correction applies to family 'origami'"),
         ("no-such.json", "--score no-such.json"),

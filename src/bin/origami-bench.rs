@@ -473,7 +473,19 @@ fn energy_cmd(a: &EnergyArgs) -> Result<(), Failure> {
 
 fn fit_correction_cmd(a: CorrectionFlags) -> Result<(), Failure> {
     if let Some(file) = &a.score {
-        let text = origami::gemm::correction_fit::score_file(&a.out, file, &a.gpu, &a.family)?;
+        let (text, rows) =
+            origami::gemm::correction_fit::score_file(&a.out, file, &a.gpu, &a.family)?;
+        if let Some(path) = &a.per_shape {
+            let mut csv = String::from(origami::gemm::correction_fit::PER_SHAPE_HEADER);
+            csv.push('\n');
+            for r in rows {
+                csv.push_str(&r);
+                csv.push('\n');
+            }
+            std::fs::write(path, csv)
+                .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+            eprintln!("{TOOL}: wrote {}", path.display());
+        }
         return write_stdout(&text);
     }
     let command = std::iter::once(TOOL.to_string())

@@ -24,7 +24,10 @@ use crate::model::correction::{Correction, FitRecord};
 use crate::model::Selector;
 use crate::setup::{setup, SetupRequest};
 
-use super::fit::{launch_key, measured_shapes, pick_abf, score, score_timed, MeasuredShape, Score};
+use super::fit::{
+    launch_key, measured_shapes, pick_abf, score, score_timed, shape_scores_timed, MeasuredShape,
+    Score,
+};
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
 
@@ -658,15 +661,20 @@ pub fn report_text(r: &CorrectionReport) -> String {
     out
 }
 
+/// Header of `fit-correction --score --per-shape`'s CSV.
+pub const PER_SHAPE_HEADER: &str =
+    "set,dtype,M,N,K,launches,abf_model,abf_corrected,tau_model,tau_corrected";
+
 /// `fit-correction --score FILE`: the correction in FILE (or the embedded one, `embedded`)
 /// against the model alone on every set and type of a sweep folder, each selection kept to
-/// the launches the sweep timed. One line per set and type.
+/// the launches the sweep timed: the report (one line per set and type) and every shape's
+/// CSV row (`--per-shape`, [`PER_SHAPE_HEADER`]; a tau that is undefined is left empty).
 pub fn score_file(
     dir: &std::path::Path,
     file: &str,
     gpu: &str,
     family: &str,
-) -> Result<String, Failure> {
+) -> Result<(String, Vec<String>), Failure> {
     let path = dir.join(files::CONFIGS_CSV);
     let rows: Vec<ConfigRow> = files::read_csv(&path).map_err(Failure::bad)?;
     files::check_config_rows(&path, &rows, true)?;
@@ -689,6 +697,7 @@ pub fn score_file(
             sets.push(key);
         }
     }
+    let mut csv = Vec::new();
     let mut out = format!(
         "correction {} on family '{family}', GPU '{gpu}', sweep {}: A/BF median / min / mean \
          (lookups, each selection within the launches timed), Kendall tau mean\n",
@@ -716,6 +725,25 @@ pub fn score_file(
             score_timed(&plain, &shapes)?,
             score_timed(&corrected, &shapes)?,
         );
+        let (pa, pb) = (
+            shape_scores_timed(&plain, &shapes)?,
+            shape_scores_timed(&corrected, &shapes)?,
+        );
+        let tau = |t: Option<f64>| t.map_or(String::new(), |t| format!("{t:.4}"));
+        for (x, y) in pa.iter().zip(&pb) {
+            let p = x.problem;
+            csv.push(format!(
+                "{name},{dt},{},{},{},{},{:.4},{:.4},{},{}",
+                p.m,
+                p.n,
+                p.k,
+                x.launches,
+                x.abf,
+                y.abf,
+                tau(x.tau),
+                tau(y.tau)
+            ));
+        }
         let line = score_line;
         out += &format!(
             "{name} {dt} ({} shapes): model alone {}; corrected {}\n",
@@ -724,7 +752,7 @@ pub fn score_file(
             line(&b)
         );
     }
-    Ok(out)
+    Ok((out, csv))
 }
 
 #[cfg(test)]

@@ -291,9 +291,86 @@ pub fn score_with(
 /// [`score`], each selection kept to the launches its sweep timed (another GPU's sweep, an
 /// older space's: every pick can be looked up).
 pub fn score_timed(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, NoFiniteScore> {
-    score_by(s, shapes, None, |s, sh| {
-        s.select_where(&sh.problem, &|c| sh.times.contains_key(&launch_key(c)))
-    })
+    score_by(s, shapes, None, timed_selection)
+}
+
+/// One measured shape's score: its pick's time over the fastest launch (A/BF, 0 when the
+/// pick was not timed or failed), the picked tile at its best timed launch over the fastest,
+/// and the Kendall tau-b of the model's ranking against the times over the launches both
+/// hold (`None` when it is undefined).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShapeScore {
+    pub problem: Problem,
+    pub abf: f64,
+    pub abf_tile_oracle: f64,
+    pub tau: Option<f64>,
+    /// Launches the tau ranks.
+    pub launches: usize,
+}
+
+/// [`ShapeScore`] of one shape under the selection `select` makes (`None`: no launch timed).
+fn shape_score(
+    s: &Selector<'_>,
+    sh: &MeasuredShape,
+    launches: Option<&LaunchTable>,
+    select: &impl Fn(&Selector<'_>, &MeasuredShape) -> Result<Selection, NoFiniteScore>,
+) -> Result<Option<ShapeScore>, NoFiniteScore> {
+    let Some(best) = sh.best() else {
+        return Ok(None);
+    };
+    let sel = select(s, sh)?;
+    let c = sel.pick.config;
+    let tile = (c.block_m, c.block_n, c.block_k);
+    let launch = launches.and_then(|t| t.launch_for(sh, tile)).unwrap_or((
+        c.num_warps,
+        c.num_stages,
+        c.switches,
+        c.split_k,
+        c.stream_k,
+    ));
+    let key = tile_launch(tile, launch);
+    let tile_best = sh
+        .times
+        .iter()
+        .filter(|(k, _)| (k.block_m, k.block_n, k.block_k) == tile)
+        .map(|(_, t)| *t)
+        .reduce(f64::min);
+    let ranked = s.ranked(&sel, usize::MAX);
+    let (xs, ys): (Vec<f64>, Vec<f64>) = ranked
+        .iter()
+        .filter_map(|r| {
+            sh.times
+                .get(&launch_key(&r.config))
+                .map(|t| (r.latency_cycles, *t))
+        })
+        .unzip();
+    Ok(Some(ShapeScore {
+        problem: sh.problem,
+        abf: sh.times.get(&key).map_or(0.0, |t| best / t),
+        abf_tile_oracle: tile_best.map_or(0.0, |t| best / t),
+        tau: kendall_tau_b(&xs, &ys),
+        launches: xs.len(),
+    }))
+}
+
+/// Every shape's [`ShapeScore`], each selection kept to the launches its sweep timed (as
+/// [`score_timed`] aggregates them).
+pub fn shape_scores_timed(
+    s: &Selector<'_>,
+    shapes: &[MeasuredShape],
+) -> Result<Vec<ShapeScore>, NoFiniteScore> {
+    let mut out = Vec::new();
+    for sh in shapes {
+        if let Some(sc) = shape_score(s, sh, None, &timed_selection)? {
+            out.push(sc);
+        }
+    }
+    Ok(out)
+}
+
+/// A selection kept to the launches the shape's sweep timed.
+fn timed_selection(s: &Selector<'_>, sh: &MeasuredShape) -> Result<Selection, NoFiniteScore> {
+    s.select_where(&sh.problem, &|c| sh.times.contains_key(&launch_key(c)))
 }
 
 /// The scores of the selections `select` makes.
@@ -307,36 +384,12 @@ fn score_by(
     let mut oracle = Vec::new();
     let mut tau = Vec::new();
     for sh in shapes {
-        let Some(best) = sh.best() else { continue };
-        let sel = select(s, sh)?;
-        let c = sel.pick.config;
-        let tile = (c.block_m, c.block_n, c.block_k);
-        let launch = launches.and_then(|t| t.launch_for(sh, tile)).unwrap_or((
-            c.num_warps,
-            c.num_stages,
-            c.switches,
-            c.split_k,
-            c.stream_k,
-        ));
-        let key = tile_launch(tile, launch);
-        abf.push(sh.times.get(&key).map_or(0.0, |t| best / t));
-        let tile_best = sh
-            .times
-            .iter()
-            .filter(|(k, _)| (k.block_m, k.block_n, k.block_k) == tile)
-            .map(|(_, t)| *t)
-            .reduce(f64::min);
-        oracle.push(tile_best.map_or(0.0, |t| best / t));
-        let ranked = s.ranked(&sel, usize::MAX);
-        let (xs, ys): (Vec<f64>, Vec<f64>) = ranked
-            .iter()
-            .filter_map(|r| {
-                sh.times
-                    .get(&launch_key(&r.config))
-                    .map(|t| (r.latency_cycles, *t))
-            })
-            .unzip();
-        if let Some(t) = kendall_tau_b(&xs, &ys) {
+        let Some(sc) = shape_score(s, sh, launches, &select)? else {
+            continue;
+        };
+        abf.push(sc.abf);
+        oracle.push(sc.abf_tile_oracle);
+        if let Some(t) = sc.tau {
             tau.push(t);
         }
     }

@@ -332,6 +332,10 @@ pub struct CorrectionFlags {
     /// the launches the sweep timed (another GPU's sweep, an older space's).
     #[arg(long, conflicts_with = "write", value_name = "FILE|embedded")]
     pub score: Option<String>,
+    /// With --score: also write every shape's scores here as CSV (set, dtype, M, N, K, the
+    /// launches the tau ranks, A/BF and Kendall tau of the model alone and corrected).
+    #[arg(long = "per-shape", requires = "score", value_name = "FILE.csv")]
+    pub per_shape: Option<PathBuf>,
     /// Preset whose GPU the sweep ran on (the family's embedded fitted constants apply).
     #[arg(long, default_value = "h100-sxm")]
     pub gpu: String,
