@@ -400,7 +400,10 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
         .and_then(|t| t.split(" / ").nth(2))
         .and_then(|t| t.split(' ').next())
         .unwrap();
-    assert!((mean - want.parse::<f64>().unwrap()).abs() < 0.06, "{mean} {line}");
+    assert!(
+        (mean - want.parse::<f64>().unwrap()).abs() < 0.06,
+        "{mean} {line}"
+    );
     // only with --score
     let (c, err) = code(&[
         "fit-correction",

@@ -25,8 +25,7 @@ use crate::model::Selector;
 use crate::setup::{setup, SetupRequest};
 
 use super::fit::{
-    launch_key, measured_shapes, pick_abf, score, score_timed, shape_scores_timed, MeasuredShape,
-    Score,
+    launch_key, measured_shapes, pick_abf, score, shape_scores_timed, MeasuredShape, Score,
 };
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
@@ -721,14 +720,11 @@ pub fn score_file(
         let corrected = set
             .selector(dtype)?
             .with_correction(Some(correction.clone()));
-        let (a, b) = (
-            score_timed(&plain, &shapes)?,
-            score_timed(&corrected, &shapes)?,
-        );
         let (pa, pb) = (
             shape_scores_timed(&plain, &shapes)?,
             shape_scores_timed(&corrected, &shapes)?,
         );
+        let (a, b) = (Score::of_shapes(&pa), Score::of_shapes(&pb));
         let tau = |t: Option<f64>| t.map_or(String::new(), |t| format!("{t:.4}"));
         for (x, y) in pa.iter().zip(&pb) {
             let p = x.problem;

@@ -234,6 +234,31 @@ impl Score {
     pub fn objective_with(&self, tau_weight: f64) -> f64 {
         self.abf_mean + tau_weight * self.tau_mean
     }
+
+    /// The aggregate of shapes' scores: A/BF mean, median and minimum, tau mean over the
+    /// shapes where it is defined, the tile oracle's mean and median.
+    pub fn of_shapes(per_shape: &[ShapeScore]) -> Score {
+        let abf: Vec<f64> = per_shape.iter().map(|s| s.abf).collect();
+        let oracle: Vec<f64> = per_shape.iter().map(|s| s.abf_tile_oracle).collect();
+        let tau: Vec<f64> = per_shape.iter().filter_map(|s| s.tau).collect();
+        let mean_or_0 = |v: &[f64]| if v.is_empty() { 0.0 } else { mean(v) };
+        let median_or_0 = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                crate::stats::median(v)
+            }
+        };
+        Score {
+            abf_mean: mean_or_0(&abf),
+            abf_median: median_or_0(&abf),
+            abf_min: abf.iter().cloned().fold(f64::INFINITY, f64::min),
+            tau_mean: mean_or_0(&tau),
+            shapes: abf.len(),
+            abf_tile_oracle_mean: mean_or_0(&oracle),
+            abf_tile_oracle_median: median_or_0(&oracle),
+        }
+    }
 }
 
 /// Weight of the mean Kendall tau-b in the fit's objective unless told otherwise.
@@ -286,12 +311,6 @@ pub fn score_with(
     launches: Option<&LaunchTable>,
 ) -> Result<Score, NoFiniteScore> {
     score_by(s, shapes, launches, measured_selection)
-}
-
-/// [`score`], each selection kept to the launches its sweep timed (another GPU's sweep, an
-/// older space's: every pick can be looked up).
-pub fn score_timed(s: &Selector<'_>, shapes: &[MeasuredShape]) -> Result<Score, NoFiniteScore> {
-    score_by(s, shapes, None, timed_selection)
 }
 
 /// One measured shape's score: its pick's time over the fastest launch (A/BF, 0 when the
@@ -353,8 +372,9 @@ fn shape_score(
     }))
 }
 
-/// Every shape's [`ShapeScore`], each selection kept to the launches its sweep timed (as
-/// [`score_timed`] aggregates them).
+/// Every shape's [`ShapeScore`], each selection kept to the launches its sweep timed
+/// (another GPU's sweep, an older space's: every pick can be looked up; [`Score::of_shapes`]
+/// aggregates them).
 pub fn shape_scores_timed(
     s: &Selector<'_>,
     shapes: &[MeasuredShape],
@@ -380,40 +400,13 @@ fn score_by(
     launches: Option<&LaunchTable>,
     select: impl Fn(&Selector<'_>, &MeasuredShape) -> Result<Selection, NoFiniteScore>,
 ) -> Result<Score, NoFiniteScore> {
-    let mut abf = Vec::new();
-    let mut oracle = Vec::new();
-    let mut tau = Vec::new();
+    let mut per_shape = Vec::new();
     for sh in shapes {
-        let Some(sc) = shape_score(s, sh, launches, &select)? else {
-            continue;
-        };
-        abf.push(sc.abf);
-        oracle.push(sc.abf_tile_oracle);
-        if let Some(t) = sc.tau {
-            tau.push(t);
+        if let Some(sc) = shape_score(s, sh, launches, &select)? {
+            per_shape.push(sc);
         }
     }
-    Ok(Score {
-        abf_mean: if abf.is_empty() { 0.0 } else { mean(&abf) },
-        abf_median: if abf.is_empty() {
-            0.0
-        } else {
-            crate::stats::median(&abf)
-        },
-        abf_min: abf.iter().cloned().fold(f64::INFINITY, f64::min),
-        tau_mean: if tau.is_empty() { 0.0 } else { mean(&tau) },
-        shapes: abf.len(),
-        abf_tile_oracle_mean: if oracle.is_empty() {
-            0.0
-        } else {
-            mean(&oracle)
-        },
-        abf_tile_oracle_median: if oracle.is_empty() {
-            0.0
-        } else {
-            crate::stats::median(&oracle)
-        },
-    })
+    Ok(Score::of_shapes(&per_shape))
 }
 
 /// One timed launch of a measured shape beside the model's prediction for it (what
@@ -608,6 +601,32 @@ mod tests {
     use super::*;
     use crate::hw::presets::preset;
     use crate::model::family;
+
+    #[test]
+    fn shape_scores_aggregate_as_the_score_reports_them() {
+        let p = Problem::new(64, 64, 64, Dtype::Fp16).unwrap();
+        let sc = |abf: f64, oracle: f64, tau: Option<f64>| ShapeScore {
+            problem: p,
+            abf,
+            abf_tile_oracle: oracle,
+            tau,
+            launches: 3,
+        };
+        let s = Score::of_shapes(&[
+            sc(1.0, 1.0, Some(0.9)),
+            sc(0.8, 0.9, None),
+            sc(0.6, 1.0, Some(0.5)),
+        ]);
+        assert_eq!(s.shapes, 3);
+        assert!((s.abf_mean - 0.8).abs() < 1e-12);
+        assert_eq!(s.abf_median, 0.8);
+        assert_eq!(s.abf_min, 0.6);
+        // tau over the shapes where it is defined
+        assert!((s.tau_mean - 0.7).abs() < 1e-12);
+        assert_eq!(s.abf_tile_oracle_median, 1.0);
+        let none = Score::of_shapes(&[]);
+        assert_eq!((none.shapes, none.abf_mean, none.tau_mean), (0, 0.0, 0.0));
+    }
 
     /// Synthetic "measurements" made by the model itself with a different mma_latency:
     /// the fit must recover a model whose picks score A/BF 1 on them.
