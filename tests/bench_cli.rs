@@ -327,20 +327,18 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
         .command
         .starts_with("origami-bench fit-correction --out"));
     // --score: the file against the model alone, nothing fitted
-    let scored = cmd()
-        .args([
-            "fit-correction",
-            "--out",
-            dir,
-            "--family",
-            "origami",
-            "--gpu",
-            "h100-sxm",
-            "--score",
-            file.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let score_args = [
+        "fit-correction",
+        "--out",
+        dir,
+        "--family",
+        "origami",
+        "--gpu",
+        "h100-sxm",
+        "--score",
+        file.to_str().unwrap(),
+    ];
+    let scored = cmd().args(score_args).output().unwrap();
     assert!(scored.status.success(), "{scored:?}");
     let text = String::from_utf8_lossy(&scored.stdout);
     assert!(
@@ -350,19 +348,8 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
     // --per-shape: one CSV row per shape and set, the same scores the lines aggregate
     let per_shape = d.join("per-shape.csv");
     let o = cmd()
-        .args([
-            "fit-correction",
-            "--out",
-            dir,
-            "--family",
-            "origami",
-            "--gpu",
-            "h100-sxm",
-            "--score",
-            file.to_str().unwrap(),
-            "--per-shape",
-            per_shape.to_str().unwrap(),
-        ])
+        .args(score_args)
+        .args(["--per-shape", per_shape.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
@@ -404,18 +391,6 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
         (mean - want.parse::<f64>().unwrap()).abs() < 0.06,
         "{mean} {line}"
     );
-    // only with --score
-    let (c, err) = code(&[
-        "fit-correction",
-        "--out",
-        dir,
-        "--fit-set",
-        "seed_shapes",
-        "--per-shape",
-        "x.csv",
-    ]);
-    assert_eq!(c, 2, "{err}");
-    assert!(err.contains("--score"), "{err}");
     for (what, needle) in [
         ("embedded", "no correction applies to family 'origami'"),
         ("no-such.json", "--score no-such.json"),
@@ -450,20 +425,26 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
             "{err}"
         );
     }
-    let (c, err) = code(&["fit-correction", "--out", dir, "--fit-set", "nope"]);
-    assert_eq!(c, 2, "{err}");
-    assert!(err.contains("--fit-set nope"), "{err}");
-    let (c, err) = code(&[
-        "fit-correction",
-        "--out",
-        dir,
-        "--fit-set",
-        "seed_shapes",
-        "--family",
-        "seed",
-    ]);
-    assert_eq!(c, 2, "{err}");
-    assert!(err.contains("no fitted constants file"), "{err}");
+    for (extra, needle) in [
+        (&["--fit-set", "nope"][..], "--fit-set nope"),
+        (
+            &["--fit-set", "seed_shapes", "--family", "seed"][..],
+            "no fitted constants file",
+        ),
+        // --per-shape only with --score
+        (
+            &["--fit-set", "seed_shapes", "--per-shape", "x.csv"][..],
+            "--score",
+        ),
+    ] {
+        let args: Vec<&str> = ["fit-correction", "--out", dir]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let (c, err) = code(&args);
+        assert_eq!(c, 2, "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
 }
 
 #[test]

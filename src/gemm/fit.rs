@@ -379,9 +379,20 @@ pub fn shape_scores_timed(
     s: &Selector<'_>,
     shapes: &[MeasuredShape],
 ) -> Result<Vec<ShapeScore>, NoFiniteScore> {
+    shape_scores_by(s, shapes, None, timed_selection)
+}
+
+/// The [`ShapeScore`] of every shape with a timed launch, under the selections `select`
+/// makes.
+fn shape_scores_by(
+    s: &Selector<'_>,
+    shapes: &[MeasuredShape],
+    launches: Option<&LaunchTable>,
+    select: impl Fn(&Selector<'_>, &MeasuredShape) -> Result<Selection, NoFiniteScore>,
+) -> Result<Vec<ShapeScore>, NoFiniteScore> {
     let mut out = Vec::new();
     for sh in shapes {
-        if let Some(sc) = shape_score(s, sh, None, &timed_selection)? {
+        if let Some(sc) = shape_score(s, sh, launches, &select)? {
             out.push(sc);
         }
     }
@@ -400,13 +411,9 @@ fn score_by(
     launches: Option<&LaunchTable>,
     select: impl Fn(&Selector<'_>, &MeasuredShape) -> Result<Selection, NoFiniteScore>,
 ) -> Result<Score, NoFiniteScore> {
-    let mut per_shape = Vec::new();
-    for sh in shapes {
-        if let Some(sc) = shape_score(s, sh, launches, &select)? {
-            per_shape.push(sc);
-        }
-    }
-    Ok(Score::of_shapes(&per_shape))
+    Ok(Score::of_shapes(&shape_scores_by(
+        s, shapes, launches, select,
+    )?))
 }
 
 /// One timed launch of a measured shape beside the model's prediction for it (what
