@@ -37,3 +37,14 @@ def test_a_pick_the_run_did_not_time_is_an_error(tmp_path):
     assert p.returncode == 0
     p = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True)
     assert p.returncode == 2
+    # a file that is not there, or a run without the columns: one line, exit 2
+    p = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "no-jobs.txt"),
+                        str(tmp_path / "no.csv")], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "no.csv" in p.stderr
+    (tmp_path / "bad.csv").write_text("x,y\n1,2\n")
+    (tmp_path / "jobs.txt").write_text("fp16 1 512 512 a a a\n")
+    p = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "jobs.txt"),
+                        str(tmp_path / "bad.csv")], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "no column" in p.stderr

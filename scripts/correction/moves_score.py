@@ -18,7 +18,12 @@ def main(argv):
         return 2
     times = defaultdict(dict)
     with open(argv[2]) as f:
-        for r in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        needed = {"m", "n", "k", "dtype", "config", "measured_ms", "passed"}
+        missing = needed - set(reader.fieldnames or [])
+        if missing:
+            raise ValueError(f"{argv[2]}: no column {', '.join(sorted(missing))}")
+        for r in reader:
             if r.get("passed") == "1" and r.get("measured_ms"):
                 times[(r["dtype"], r["m"], r["n"], r["k"])][r["config"]] = float(r["measured_ms"])
     per = defaultdict(list)
@@ -45,4 +50,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, KeyError, ValueError, csv.Error) as e:
+        print(f"moves_score.py: {e}", file=sys.stderr)
+        sys.exit(2)
