@@ -2,7 +2,9 @@
 //! one unsharded sweep (`configs.csv`, `shapes.csv` byte for byte; `summary.json` equal
 //! outside the per-run meta keys), through the library and through `origami-bench merge`;
 //! a shard cut by the time budget and resumed merges the same; overlapping, mismatched,
-//! missing and unfinished shards are refused with exit 2 and one line.
+//! missing and unfinished shards are refused with exit 2 and one line. Repeated passes of
+//! one sweep join into per-launch medians (`origami-bench passes`), and passes of other
+//! sweeps are refused the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +14,8 @@ use origami::exit::Exit;
 use origami::gemm::measure::TimingPolicy;
 use origami::gemm::merge::{merge_shards, MergeRequest};
 use origami::gemm::mock::MockBench;
+use origami::gemm::passes::{join_passes, PassesOutcome, PassesRequest};
+use origami::gemm::sweep::{ConfigRow, ShapeRow};
 use origami::gemm::sweep_files::{self as files, summarize_folder};
 use origami::gemm::sweep_meta::{Shard, SweepMeta, PER_RUN_META_KEYS};
 use origami::gemm::sweep_run::{read_shape_lists, run_sweep, Quiet, SweepFolder, SweepRequest};
@@ -154,7 +158,7 @@ fn shards_merge_into_the_unsharded_sweep() {
     let configs = read(&one.join(files::CONFIGS_CSV));
     assert!(configs.contains("not compiled") && configs.contains("verification failed"));
     assert_eq!(
-        files::read_csv::<origami::gemm::sweep::ShapeRow>(&one.join(files::SHAPES_CSV))
+        files::read_csv::<ShapeRow>(&one.join(files::SHAPES_CSV))
             .unwrap()
             .len(),
         9
@@ -384,4 +388,230 @@ fn energy_columns_fill_for_fully_timed_configs_only() {
         .join("\n");
     std::fs::write(plain_dir.join("configs.csv"), old + "\n").unwrap();
     summarize_folder(&plain_dir, None).unwrap();
+}
+
+// Repeated passes of one sweep (`origami-bench passes`).
+
+fn join(
+    dirs: &[&Path],
+    dest: &Path,
+    allow_partial: bool,
+) -> Result<PassesOutcome, origami::exit::Failure> {
+    let o = join_passes(&PassesRequest {
+        dirs: dirs.iter().map(|d| d.to_path_buf()).collect(),
+        dest: dest.to_path_buf(),
+        allow_partial,
+        command: "mock passes".into(),
+    })?;
+    summarize_folder(dest, Some(o.meta.to_value()))?;
+    Ok(o)
+}
+
+fn configs_of(dir: &Path) -> Vec<ConfigRow> {
+    files::read_csv(&dir.join(files::CONFIGS_CSV)).unwrap()
+}
+
+/// Another pass of the sweep in `dir`: every measured time (and cuBLAS's) times `f`.
+fn scaled_pass(dir: &Path, dest: &Path, f: f64) {
+    std::fs::create_dir_all(dest).unwrap();
+    let rows: Vec<ConfigRow> = configs_of(dir)
+        .into_iter()
+        .map(|mut r| {
+            r.measured_ms = r.measured_ms.map(|v| v * f);
+            r
+        })
+        .collect();
+    files::write_csv(&dest.join(files::CONFIGS_CSV), &rows).unwrap();
+    let shapes: Vec<ShapeRow> = files::read_csv::<ShapeRow>(&dir.join(files::SHAPES_CSV))
+        .unwrap()
+        .into_iter()
+        .map(|mut s| {
+            s.cublas_ms = s.cublas_ms.map(|v| v * f);
+            s
+        })
+        .collect();
+    files::write_csv(&dest.join(files::SHAPES_CSV), &shapes).unwrap();
+    std::fs::copy(
+        dir.join(files::SUMMARY_JSON),
+        dest.join(files::SUMMARY_JSON),
+    )
+    .unwrap();
+}
+
+/// Edit the meta of a folder's summary.json.
+fn edit_meta(dir: &Path, f: impl Fn(&mut serde_json::Map<String, serde_json::Value>)) {
+    let path = dir.join(files::SUMMARY_JSON);
+    let mut v: serde_json::Value = serde_json::from_str(&read(&path)).unwrap();
+    f(v["meta"].as_object_mut().unwrap());
+    std::fs::write(&path, v.to_string()).unwrap();
+}
+
+#[test]
+fn passes_join_into_per_launch_medians() {
+    let root = tmpdir("passes");
+    let lists = lists(&root);
+    let p1 = root.join("p1");
+    sweep(&p1, &lists, &plain(24)).unwrap();
+    let (p2, p3) = (root.join("p2"), root.join("p3"));
+    scaled_pass(&p1, &p2, 1.1);
+    scaled_pass(&p1, &p3, 0.8);
+    // Three passes: the median is the first pass's time, the spread 1.1 / 0.8 - 1.
+    let three = root.join("three");
+    let o = join(&[&p1, &p2, &p3], &three, false).unwrap();
+    assert_eq!((o.passes, o.shapes, o.shapes_left), (3, 9, 0));
+    assert!(!o.models_differ);
+    assert_eq!(o.meta.pass_runs.len(), 3);
+    assert_eq!(o.meta.run.base_seed, None);
+    assert!((o.median_spread.unwrap() - 0.375).abs() < 1e-9, "{o:?}");
+    assert_eq!(o.spread_over_10pct, Some(1.0));
+    assert!((o.pass_tau_median.unwrap() - 1.0).abs() < 1e-12);
+    let (one, joined) = (configs_of(&p1), configs_of(&three));
+    assert_eq!(one.len(), joined.len());
+    assert!(o.launches > 0 && o.launches == one.iter().filter(|r| r.timed().is_some()).count());
+    for (a, b) in one.iter().zip(&joined) {
+        assert_eq!(
+            (&a.config, a.passed, &a.note),
+            (&b.config, b.passed, &b.note)
+        );
+        match (a.timed(), b.timed()) {
+            (Some(x), Some(y)) => {
+                assert!((x - y).abs() < 1e-12 * x, "{a:?} {b:?}");
+                assert_eq!(b.samples, 3 * a.samples);
+            }
+            (x, y) => assert_eq!(x, y),
+        }
+    }
+    // The same ranking and cuBLAS: the same per-shape scores as the first pass.
+    let shapes = |d: &Path| files::read_csv::<ShapeRow>(&d.join(files::SHAPES_CSV)).unwrap();
+    for (a, b) in shapes(&p1).iter().zip(&shapes(&three)) {
+        assert_eq!(
+            (a.a_bf, a.kendall_tau, &a.pick),
+            (b.a_bf, b.kendall_tau, &b.pick)
+        );
+        assert!((a.cublas_ms.unwrap() - b.cublas_ms.unwrap()).abs() < 1e-12);
+    }
+    let recs = read(&three.join("passes.csv"));
+    assert!(recs
+        .starts_with("set,m,n,k,dtype,config,passes,measured_ms,min_ms,max_ms,spread,pass_ms\n"));
+    // Two passes: the mean of the two.
+    let two = root.join("two");
+    join(&[&p1, &p2], &two, false).unwrap();
+    for (a, b) in one.iter().zip(&configs_of(&two)) {
+        if let (Some(x), Some(y)) = (a.timed(), b.timed()) {
+            assert!((1.05 * x - y).abs() < 1e-12 * x, "{a:?} {b:?}");
+        }
+    }
+    // A launch that failed verification in one pass is that failure in the join.
+    let p4 = root.join("p4");
+    scaled_pass(&p1, &p4, 1.0);
+    let mut rows = configs_of(&p4);
+    let i = rows.iter().position(|r| r.timed().is_some()).unwrap();
+    rows[i].passed = 0;
+    rows[i].measured_ms = None;
+    rows[i].note = "verification failed: rel_err 1e0 (bound 1e-2), 0 non-finite".into();
+    files::write_csv(&p4.join(files::CONFIGS_CSV), &rows).unwrap();
+    let failed = root.join("failed");
+    join(&[&p1, &p4], &failed, false).unwrap();
+    let j = &configs_of(&failed)[i];
+    assert_eq!((j.passed, j.measured_ms), (0, None), "{j:?}");
+    assert!(j.note.starts_with("verification failed"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn passes_refuse_folders_of_other_sweeps() {
+    let root = tmpdir("passes-refuse");
+    let lists = lists(&root);
+    let p1 = root.join("p1");
+    sweep(&p1, &lists, &plain(24)).unwrap();
+    let p2 = root.join("p2");
+    scaled_pass(&p1, &p2, 1.02);
+    let fewer = root.join("fewer");
+    sweep(&fewer, &lists, &plain(12)).unwrap();
+    let shard0 = root.join("shard0");
+    sweep(&shard0, &lists, &shard(0, 2)).unwrap();
+    let cut = root.join("cut");
+    let m = sweep(
+        &cut,
+        &lists,
+        &Sweep {
+            budget: Some(1.3),
+            ..plain(24)
+        },
+    )
+    .unwrap();
+    assert!(m.run.shapes_left > 0);
+    let other_model = root.join("other-model");
+    scaled_pass(&p1, &other_model, 1.0);
+    edit_meta(&other_model, |m| {
+        m["constants_overridden"]["tp_time_scale"] = serde_json::json!(1.5);
+    });
+    let dest = root.join("dest");
+    for (dirs, needle) in [
+        (vec![&p1], "at least two"),
+        (vec![&p1, &p1], "given twice"),
+        (vec![&p1, &fewer], "meta.max_configs"),
+        (vec![&p1, &shard0], "different shards"),
+        (vec![&p1, &other_model], "meta.constants_overridden"),
+        (vec![&p1, &cut], "passes cut short"),
+        (vec![&p1, &dest], "summary.json"),
+    ] {
+        let dirs: Vec<&Path> = dirs.iter().map(|p| p.as_path()).collect();
+        let e = join(&dirs, &dest, false).unwrap_err();
+        assert_eq!(e.exit, Exit::BadInput, "{e}");
+        assert!(
+            e.msg.contains(needle) && !e.msg.contains('\n'),
+            "{needle}: {e}"
+        );
+    }
+    let partial = join(&[&p1, &cut], &root.join("partial"), true).unwrap();
+    assert_eq!(partial.shapes_left, 9 - partial.shapes);
+    assert_eq!(partial.meta.run.shapes_left, partial.shapes_left);
+    join(&[&p1, &p2], &dest, false).unwrap();
+    let again = join(&[&p1, &p2], &dest, false).unwrap_err();
+    assert!(again.msg.contains("already holds a sweep"), "{again}");
+    let into = join(&[&p1, &p2], &p1, false).unwrap_err();
+    assert!(into.msg.contains("one of the pass folders"), "{into}");
+    // A plan that times every config may change its model between passes: its launches
+    // are the same; the predictions are the first folder's.
+    for d in [&p1, &other_model] {
+        edit_meta(d, |m| {
+            m["max_configs"] = serde_json::Value::Null;
+        });
+    }
+    let o = join(&[&p1, &other_model], &root.join("models"), false).unwrap();
+    assert!(o.models_differ);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn the_cli_joins_passes() {
+    let root = tmpdir("passes-cli");
+    let lists = lists(&root);
+    let p1 = root.join("p1");
+    sweep(&p1, &lists, &plain(24)).unwrap();
+    let p2 = root.join("p2");
+    scaled_pass(&p1, &p2, 1.1);
+    let dest = root.join("joined");
+    let o = bench_cmd()
+        .args(["passes", "--no-plots", "--out"])
+        .arg(&dest)
+        .args([&p1, &p2])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("A/BF median"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("joined 2 passes, 9 shapes"), "{err}");
+    assert!(dest.join("passes.csv").exists() && dest.join(files::SUMMARY_JSON).exists());
+    let o = bench_cmd()
+        .args(["passes", "--out"])
+        .arg(root.join("x"))
+        .arg(&p1)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&root);
 }

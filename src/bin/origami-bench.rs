@@ -49,6 +49,9 @@ enum Cmd {
     Sweep(SweepFlags),
     /// Join the folders of `sweep --shard I/N` into the files of one unsharded run (no GPU).
     Merge(MergeArgs),
+    /// Join repeated passes of one sweep (other `--seed`s) into one folder whose times are
+    /// each launch's median over the passes, with passes.csv beside (no GPU).
+    Passes(PassesArgs),
     /// Re-make summary.json, the plots and the tables from a sweep folder (no GPU).
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
@@ -137,6 +140,22 @@ struct MergeArgs {
 }
 
 #[derive(ClapArgs, Debug)]
+struct PassesArgs {
+    /// The joined folder (created; must not hold a sweep).
+    #[arg(long)]
+    out: PathBuf,
+    /// The passes' folders (at least two), in the order passes.csv lists their times.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Join the shapes every pass has when a pass was cut short.
+    #[arg(long)]
+    allow_partial: bool,
+    /// Skip the plots.
+    #[arg(long)]
+    no_plots: bool,
+}
+
+#[derive(ClapArgs, Debug)]
 struct ReportArgs {
     /// Sweep folder.
     #[arg(long)]
@@ -190,6 +209,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run_cmd(a),
         Cmd::Sweep(a) => sweep_cmd(a),
         Cmd::Merge(a) => merge_cmd(a),
+        Cmd::Passes(a) => passes_cmd(a),
         Cmd::Report(a) => report(&a.out, a.no_plots, None),
         Cmd::Refit(a) => refit_cmd(a),
         Cmd::FitCorrection(a) => fit_correction_cmd(a),
@@ -372,6 +392,41 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Failure> {
         o.shards,
         o.shapes,
         a.out.display()
+    );
+    report(&a.out, a.no_plots, Some(o.meta.to_value()))
+}
+
+fn passes_cmd(a: PassesArgs) -> Result<(), Failure> {
+    use origami::gemm::passes::{join_passes, PassesRequest};
+    let req = PassesRequest {
+        dirs: a.dirs,
+        dest: a.out.clone(),
+        allow_partial: a.allow_partial,
+        command: command_line(),
+    };
+    let o = join_passes(&req)?;
+    if o.shapes_left > 0 {
+        eprintln!(
+            "{TOOL}: warning: {} shapes left out: not in every pass (--allow-partial)",
+            o.shapes_left
+        );
+    }
+    if o.models_differ {
+        eprintln!(
+            "{TOOL}: warning: the passes ran with different models: the predictions and picks are those of the first folder given"
+        );
+    }
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{:.1} %", 100.0 * x));
+    eprintln!(
+        "{TOOL}: joined {} passes, {} shapes, into {}; {} launches timed in every pass: spread (slowest / fastest - 1) median {}, above 10 % {}; Kendall tau between the first two passes, median over shapes {}",
+        o.passes,
+        o.shapes,
+        a.out.display(),
+        o.launches,
+        pct(o.median_spread),
+        pct(o.spread_over_10pct),
+        o.pass_tau_median
+            .map_or_else(|| "-".into(), |t| format!("{t:.3}"))
     );
     report(&a.out, a.no_plots, Some(o.meta.to_value()))
 }

@@ -64,11 +64,12 @@ struct ShardFolder {
     configs: Vec<Vec<ConfigRow>>,
 }
 
-fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
+/// A finished sweep folder's meta (its `summary.json`).
+pub(super) fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
     let path = dir.join(files::SUMMARY_JSON);
     let text = crate::input::read_text(&path).map_err(|e| {
         Failure::bad(format!(
-            "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep --shard I/N`)",
+            "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep`)",
             path.display()
         ))
     })?;
@@ -264,6 +265,7 @@ pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
                 run: s.meta.run.clone(),
             })
             .collect(),
+        pass_runs: Vec::new(),
     };
     Ok(MergeOutcome {
         meta,

@@ -25,6 +25,7 @@
 //! - [`sweep_meta`]: the typed meta of `summary.json` (plan and run) and the shard.
 //! - [`sweep_run`]: the sweep driver (lists, shard, resume, budget, outputs).
 //! - [`merge`]: shard folders -> the folder one unsharded run writes.
+//! - [`passes`]: repeated passes of one sweep -> one folder of per-launch medians.
 //! - [`run`]: `origami-bench run` (one shape, the chosen configs, cuBLAS beside), into
 //!   the typed report of [`run_report`].
 //! - [`fit`]: refit of the model's empirical constants to a committed sweep (CPU only);
@@ -41,6 +42,7 @@ pub mod kernel;
 pub mod measure;
 pub mod merge;
 pub mod mock;
+pub mod passes;
 pub mod refit;
 pub mod run;
 pub mod run_report;

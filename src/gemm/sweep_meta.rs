@@ -6,7 +6,8 @@
 //! the same plan, and `origami-bench merge` refuses shards whose plans differ. The *run*
 //! ([`RunRecord`]) is per run by nature: the input seed, clock readings, the driver, the
 //! command line, the shapes the time budget left out. A shard folder adds its
-//! [`Shard`]; a merged folder lists every shard's run under `shard_runs`. The keys that are
+//! [`Shard`]; a merged folder lists every shard's run under `shard_runs`, a folder of
+//! joined passes every pass's under `pass_runs`. The keys that are
 //! per run are [`PER_RUN_META_KEYS`]: outside them, a merged folder's `summary.json` equals
 //! that of one unsharded run of the same plan.
 
@@ -226,11 +227,15 @@ pub struct SweepMeta {
     /// Set in a merged folder: every shard's run, by shard index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shard_runs: Vec<ShardRun>,
+    /// Set in a folder of joined passes (`origami-bench passes`): every pass's run, in
+    /// the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_runs: Vec<RunRecord>,
 }
 
 /// The meta keys that are per run by nature; outside them a merged folder's
 /// `summary.json` equals one unsharded run's.
-pub const PER_RUN_META_KEYS: [&str; 8] = [
+pub const PER_RUN_META_KEYS: [&str; 9] = [
     "base_seed",
     "clocks_start",
     "clocks_end",
@@ -239,6 +244,7 @@ pub const PER_RUN_META_KEYS: [&str; 8] = [
     "command",
     "shard",
     "shard_runs",
+    "pass_runs",
 ];
 
 impl SweepMeta {

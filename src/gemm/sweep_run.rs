@@ -408,5 +408,6 @@ pub fn run_sweep<B: GemmBench>(
         },
         shard: req.shard,
         shard_runs: Vec::new(),
+        pass_runs: Vec::new(),
     })
 }
