@@ -580,7 +580,7 @@ fn usage_errors_are_one_line_and_help_and_version_exit_0() {
         (&["frobnicate"][..], "'frobnicate'"),
         (
             &[][..],
-            "a command is required: run, sweep, merge, report, refit, fit-correction, energy, configs",
+            "a command is required: run, sweep, merge, passes, report, refit, fit-correction, energy, configs",
         ),
     ] {
         let o = cmd().args(args).output().unwrap();

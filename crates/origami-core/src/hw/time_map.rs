@@ -40,6 +40,25 @@ impl TimeMap {
         self.offset_us + self.scale * predicted_us.max(self.predicted_min_us)
     }
 
+    /// The time of one config among a shape's configs, for the energy model
+    /// (`model::objective`), given the fastest prediction among them, `shape_min_us`. Where
+    /// that lies below the map's floor, the larger of the map and the floor's time scaled
+    /// by `predicted_us / shape_min_us`; elsewhere the map. The floor keeps a
+    /// comparison across families from extrapolating, but within a shape whose
+    /// predictions fall below it, it would give every config one time and leave their
+    /// order by energy to the predicted power alone, while measured, their times differ
+    /// more than their powers (docs/energy.md, "Below the time map's floor"). Here the
+    /// fastest config keeps the floor's time and the others the model's ratios to it,
+    /// until the map (steeper) overtakes. Increasing in `predicted_us`; the identity map
+    /// unchanged.
+    pub fn apply_within_shape(&self, predicted_us: f64, shape_min_us: f64) -> f64 {
+        let mapped = self.apply(predicted_us);
+        if !(shape_min_us > 0.0 && shape_min_us < self.predicted_min_us) {
+            return mapped;
+        }
+        mapped.max(self.apply(self.predicted_min_us) * predicted_us / shape_min_us)
+    }
+
     /// The map for `family` under a resolution: the fitted one when the GPU has the
     /// file's architecture and every constant came from the file the map names; else the
     /// identity.
@@ -75,6 +94,34 @@ impl TimeMap {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn within_a_shape_below_the_floor_the_ratios_are_kept() {
+        let m = TimeMap {
+            offset_us: -16.25,
+            scale: 1.29,
+            predicted_min_us: 14.0,
+        };
+        let floor = m.apply(14.0);
+        // A shape at or above the floor: the map itself.
+        for p in [14.0, 20.0, 300.0] {
+            assert_eq!(m.apply_within_shape(p, 14.0), m.apply(p));
+            assert_eq!(m.apply_within_shape(p, 16.0), m.apply(p));
+        }
+        // A shape below it: the fastest at the floor's time, the others at its ratios,
+        // increasing, and the map again where it is the larger.
+        assert!((m.apply_within_shape(10.0, 10.0) - floor).abs() < 1e-12);
+        assert!((m.apply_within_shape(12.0, 10.0) - 1.2 * floor).abs() < 1e-12);
+        let ts: Vec<f64> = (0..400)
+            .map(|i| m.apply_within_shape(10.0 + 0.25 * f64::from(i), 10.0))
+            .collect();
+        assert!(ts.windows(2).all(|w| w[1] > w[0]), "not increasing");
+        assert_eq!(m.apply_within_shape(100.0, 10.0), m.apply(100.0));
+        // The identity map, and a shape without a usable minimum, are left alone.
+        assert_eq!(TimeMap::IDENTITY.apply_within_shape(3.0, 1.0), 3.0);
+        assert_eq!(m.apply_within_shape(12.0, f64::INFINITY), m.apply(12.0));
+        assert_eq!(m.apply_within_shape(12.0, 0.0), m.apply(12.0));
+    }
+
     use super::*;
     use crate::hw::fitted::apply_fitted;
     use crate::hw::presets::preset;

@@ -113,13 +113,19 @@ pub fn price_all(s: &Selector<'_>, sel: &Selection, plan: &EnergyPlan) -> Vec<Pr
             Err(_) => sel,
         }
     };
-    s.ranked(scored, usize::MAX)
+    let ranked = s.ranked(scored, usize::MAX);
+    let shape_min_us = ranked
+        .iter()
+        .map(|r| r.latency_us)
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    ranked
         .into_iter()
         .filter_map(|mut r| {
             let mut c = r.config;
             c.group_m = sel.phase1_group_m;
             let traffic = s.traffic(p, &c)?;
-            let us = s.time_map.apply(r.latency_us);
+            let us = s.time_map.apply_within_shape(r.latency_us, shape_min_us);
             let energy = predict(&plan.costs, &traffic, us, plan.limit_w());
             r.energy = Some(energy);
             Some(Priced { ranked: r, energy })
