@@ -48,10 +48,10 @@ enum Cmd {
     /// Per shape of the lists: the pick, the brute force over the family, cuBLAS.
     Sweep(SweepFlags),
     /// Join the folders of `sweep --shard I/N` into the files of one unsharded run (no GPU).
-    Merge(MergeArgs),
+    Merge(JoinArgs),
     /// Join repeated passes of one sweep (other `--seed`s) into one folder whose times are
     /// each launch's median over the passes, with passes.csv beside (no GPU).
-    Passes(PassesArgs),
+    Passes(JoinArgs),
     /// Re-make summary.json, the plots and the tables from a sweep folder (no GPU).
     Report(ReportArgs),
     /// Fit the model's constants to a sweep folder's measurements (no GPU).
@@ -123,31 +123,18 @@ struct RunArgs {
     format: String,
 }
 
+/// The arguments of `merge` and `passes`: folders of one sweep into a new one.
 #[derive(ClapArgs, Debug)]
-struct MergeArgs {
-    /// The merged folder (created; must not hold a sweep).
+struct JoinArgs {
+    /// The new folder (created; must not hold a sweep).
     #[arg(long)]
     out: PathBuf,
-    /// The shard folders, in any order.
+    /// The folders to join: a sweep's shards in any order (merge), or its passes in the
+    /// order passes.csv lists their times (passes: at least two).
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
-    /// Merge what there is when shards are missing or unfinished.
-    #[arg(long)]
-    allow_partial: bool,
-    /// Skip the plots.
-    #[arg(long)]
-    no_plots: bool,
-}
-
-#[derive(ClapArgs, Debug)]
-struct PassesArgs {
-    /// The joined folder (created; must not hold a sweep).
-    #[arg(long)]
-    out: PathBuf,
-    /// The passes' folders (at least two), in the order passes.csv lists their times.
-    #[arg(required = true)]
-    dirs: Vec<PathBuf>,
-    /// Join the shapes every pass has when a pass was cut short.
+    /// Join what there is when shards are missing or a shard or pass is unfinished (cut
+    /// by its time budget).
     #[arg(long)]
     allow_partial: bool,
     /// Skip the plots.
@@ -375,7 +362,7 @@ fn sweep_cmd(a: SweepFlags) -> Result<(), Failure> {
     Ok(())
 }
 
-fn merge_cmd(a: MergeArgs) -> Result<(), Failure> {
+fn merge_cmd(a: JoinArgs) -> Result<(), Failure> {
     let (dirs, dest) = (a.dirs, a.out.clone());
     let req = MergeRequest {
         dirs,
@@ -396,7 +383,7 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Failure> {
     report(&a.out, a.no_plots, Some(o.meta.to_value()))
 }
 
-fn passes_cmd(a: PassesArgs) -> Result<(), Failure> {
+fn passes_cmd(a: JoinArgs) -> Result<(), Failure> {
     use origami::gemm::passes::{join_passes, PassesRequest};
     let req = PassesRequest {
         dirs: a.dirs,

@@ -87,27 +87,80 @@ pub(super) fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
         })
 }
 
-fn read_shard(dir: &Path) -> Result<ShardFolder, Failure> {
+/// A finished sweep folder's meta, shape rows and config rows (grouped by shape).
+pub(super) struct FolderRows {
+    pub dir: PathBuf,
+    pub meta: SweepMeta,
+    pub shapes: Vec<ShapeRow>,
+    pub configs: Vec<Vec<ConfigRow>>,
+}
+
+/// Read a finished sweep folder (a shard's or a pass's).
+pub(super) fn read_rows(dir: &Path) -> Result<FolderRows, Failure> {
     let meta = read_meta(dir)?;
-    let shard = meta.shard.ok_or_else(|| {
-        Failure::bad(format!(
-            "{}: not a shard folder (its sweep ran without --shard)",
-            dir.display()
-        ))
-    })?;
     let shapes: Vec<ShapeRow> =
         files::read_csv(&dir.join(files::SHAPES_CSV)).map_err(Failure::bad)?;
     let configs: Vec<ConfigRow> =
         files::read_csv(&dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
     let (configs, _trailing) = rows_by_shape(configs, &shapes)
         .map_err(|e| Failure::bad(format!("{}: {e}", dir.display())))?;
-    Ok(ShardFolder {
+    Ok(FolderRows {
         dir: dir.to_path_buf(),
         meta,
-        shard,
         shapes,
         configs,
     })
+}
+
+fn read_shard(dir: &Path) -> Result<ShardFolder, Failure> {
+    let f = read_rows(dir)?;
+    let Some(shard) = f.meta.shard else {
+        return Err(Failure::bad(format!(
+            "{}: not a shard folder (its sweep ran without --shard)",
+            dir.display()
+        )));
+    };
+    Ok(ShardFolder {
+        dir: f.dir,
+        meta: f.meta,
+        shard,
+        shapes: f.shapes,
+        configs: f.configs,
+    })
+}
+
+/// The source folders of a merge or a join, each read by `read`; a destination that is
+/// one of them is refused (`what`: the folders' kind, `verb`: what is done to them).
+pub(super) fn read_sources<T>(
+    dirs: &[PathBuf],
+    dest: &Path,
+    what: &str,
+    verb: &str,
+    read: impl Fn(&Path) -> Result<T, Failure>,
+) -> Result<Vec<T>, Failure> {
+    let dest_id = std::fs::canonicalize(dest).ok();
+    let mut read_dirs = Vec::new();
+    for d in dirs {
+        if dest_id.is_some() && std::fs::canonicalize(d).ok() == dest_id {
+            return Err(Failure::bad(format!(
+                "--out {}: is one of the {what} folders ({verb} into a new folder)",
+                dest.display()
+            )));
+        }
+        read_dirs.push(read(d)?);
+    }
+    Ok(read_dirs)
+}
+
+/// A merge's or a join's destination must not hold a sweep already.
+pub(super) fn check_fresh_dest(dest: &Path, verb: &str) -> Result<(), Failure> {
+    if std::fs::metadata(dest.join(files::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
+        return Err(Failure::bad(format!(
+            "--out {}: already holds a sweep ({verb} into a new folder)",
+            dest.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Check that the shards are of one sweep, one folder per shard.
@@ -174,17 +227,7 @@ pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
     if req.dirs.is_empty() {
         return Err(Failure::bad("give the shard folders to merge"));
     }
-    let dest_id = std::fs::canonicalize(&req.dest).ok();
-    let mut shards = Vec::new();
-    for d in &req.dirs {
-        if dest_id.is_some() && std::fs::canonicalize(d).ok() == dest_id {
-            return Err(Failure::bad(format!(
-                "--out {}: is one of the shard folders (merge into a new folder)",
-                req.dest.display()
-            )));
-        }
-        shards.push(read_shard(d)?);
-    }
+    let mut shards = read_sources(&req.dirs, &req.dest, "shard", "merge", read_shard)?;
     check_shards(&shards)?;
     shards.sort_by_key(|s| s.shard.index);
     let count = shards[0].shard.count;
@@ -223,12 +266,7 @@ pub fn merge_shards(req: &MergeRequest) -> Result<MergeOutcome, Failure> {
             why.join(", ")
         )));
     }
-    if std::fs::metadata(req.dest.join(files::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
-        return Err(Failure::bad(format!(
-            "--out {}: already holds a sweep (merge into a new folder)",
-            req.dest.display()
-        )));
-    }
+    check_fresh_dest(&req.dest, "merge")?;
     // Position g of the union is row g / N of shard g % N.
     let mut merged: Vec<(ShapeRow, Vec<ConfigRow>)> = Vec::new();
     let mut positions = Vec::new();

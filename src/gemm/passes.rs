@@ -19,15 +19,15 @@
 //! spread (slowest over fastest, less 1).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::exit::Failure;
 use crate::stats::{kendall_tau_b, median};
 
-use super::merge::read_meta;
-use super::sweep::{rows_by_shape, ConfigRow, ShapeRow};
+use super::merge::{check_fresh_dest, read_rows, read_sources, FolderRows};
+use super::sweep::{ConfigRow, ShapeRow};
 use super::sweep_files as files;
 use super::sweep_meta::{RunRecord, SweepMeta, SweepPlan};
 
@@ -90,28 +90,7 @@ pub struct PassRow {
 }
 
 /// One pass folder, read.
-struct PassFolder {
-    dir: PathBuf,
-    meta: SweepMeta,
-    shapes: Vec<ShapeRow>,
-    configs: Vec<Vec<ConfigRow>>,
-}
-
-fn read_pass(dir: &Path) -> Result<PassFolder, Failure> {
-    let meta = read_meta(dir)?;
-    let shapes: Vec<ShapeRow> =
-        files::read_csv(&dir.join(files::SHAPES_CSV)).map_err(Failure::bad)?;
-    let configs: Vec<ConfigRow> =
-        files::read_csv(&dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
-    let (configs, _trailing) = rows_by_shape(configs, &shapes)
-        .map_err(|e| Failure::bad(format!("{}: {e}", dir.display())))?;
-    Ok(PassFolder {
-        dir: dir.to_path_buf(),
-        meta,
-        shapes,
-        configs,
-    })
-}
+type PassFolder = FolderRows;
 
 /// The first plan key on which two passes' launches may differ. The model's keys (its
 /// name, parameters and constants) are free when the plan times every config of the
@@ -332,17 +311,7 @@ pub fn join_passes(req: &PassesRequest) -> Result<PassesOutcome, Failure> {
             "give at least two pass folders of one sweep to join",
         ));
     }
-    let dest_id = std::fs::canonicalize(&req.dest).ok();
-    let mut passes = Vec::new();
-    for d in &req.dirs {
-        if dest_id.is_some() && std::fs::canonicalize(d).ok() == dest_id {
-            return Err(Failure::bad(format!(
-                "--out {}: is one of the pass folders (join into a new folder)",
-                req.dest.display()
-            )));
-        }
-        passes.push(read_pass(d)?);
-    }
+    let passes = read_sources(&req.dirs, &req.dest, "pass", "join", read_rows)?;
     check_passes(&passes)?;
     let common = passes.iter().map(|p| p.shapes.len()).min().unwrap_or(0);
     let most = passes.iter().map(|p| p.shapes.len()).max().unwrap_or(0);
@@ -357,12 +326,7 @@ pub fn join_passes(req: &PassesRequest) -> Result<PassesOutcome, Failure> {
             short.join(", ")
         )));
     }
-    if std::fs::metadata(req.dest.join(files::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
-        return Err(Failure::bad(format!(
-            "--out {}: already holds a sweep (join into a new folder)",
-            req.dest.display()
-        )));
-    }
+    check_fresh_dest(&req.dest, "join")?;
     let (mut configs, mut shapes, mut recs, mut taus) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..common {
