@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use crate::exit::Failure;
 
-use super::sweep::{rows_by_shape, ConfigRow, ShapeRow};
-use super::sweep_files as files;
+use super::sweep::{ConfigRow, ShapeRow};
+use super::sweep_files::{self as files, check_fresh_dest, read_rows, read_sources};
 use super::sweep_meta::{list_digest, RunRecord, Shard, ShardRun, SweepMeta};
 
 /// What to merge.
@@ -64,54 +64,6 @@ struct ShardFolder {
     configs: Vec<Vec<ConfigRow>>,
 }
 
-/// A finished sweep folder's meta (its `summary.json`).
-pub(super) fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
-    let path = dir.join(files::SUMMARY_JSON);
-    let text = crate::input::read_text(&path).map_err(|e| {
-        Failure::bad(format!(
-            "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep`)",
-            path.display()
-        ))
-    })?;
-    #[derive(serde::Deserialize)]
-    struct Summary {
-        meta: SweepMeta,
-    }
-    serde_json::from_str::<Summary>(&text)
-        .map(|s| s.meta)
-        .map_err(|e| {
-            Failure::bad(format!(
-                "{}: not the summary of a sweep: {e}",
-                path.display()
-            ))
-        })
-}
-
-/// A finished sweep folder's meta, shape rows and config rows (grouped by shape).
-pub(super) struct FolderRows {
-    pub dir: PathBuf,
-    pub meta: SweepMeta,
-    pub shapes: Vec<ShapeRow>,
-    pub configs: Vec<Vec<ConfigRow>>,
-}
-
-/// Read a finished sweep folder (a shard's or a pass's).
-pub(super) fn read_rows(dir: &Path) -> Result<FolderRows, Failure> {
-    let meta = read_meta(dir)?;
-    let shapes: Vec<ShapeRow> =
-        files::read_csv(&dir.join(files::SHAPES_CSV)).map_err(Failure::bad)?;
-    let configs: Vec<ConfigRow> =
-        files::read_csv(&dir.join(files::CONFIGS_CSV)).map_err(Failure::bad)?;
-    let (configs, _trailing) = rows_by_shape(configs, &shapes)
-        .map_err(|e| Failure::bad(format!("{}: {e}", dir.display())))?;
-    Ok(FolderRows {
-        dir: dir.to_path_buf(),
-        meta,
-        shapes,
-        configs,
-    })
-}
-
 fn read_shard(dir: &Path) -> Result<ShardFolder, Failure> {
     let f = read_rows(dir)?;
     let Some(shard) = f.meta.shard else {
@@ -127,40 +79,6 @@ fn read_shard(dir: &Path) -> Result<ShardFolder, Failure> {
         shapes: f.shapes,
         configs: f.configs,
     })
-}
-
-/// The source folders of a merge or a join, each read by `read`; a destination that is
-/// one of them is refused (`what`: the folders' kind, `verb`: what is done to them).
-pub(super) fn read_sources<T>(
-    dirs: &[PathBuf],
-    dest: &Path,
-    what: &str,
-    verb: &str,
-    read: impl Fn(&Path) -> Result<T, Failure>,
-) -> Result<Vec<T>, Failure> {
-    let dest_id = std::fs::canonicalize(dest).ok();
-    let mut read_dirs = Vec::new();
-    for d in dirs {
-        if dest_id.is_some() && std::fs::canonicalize(d).ok() == dest_id {
-            return Err(Failure::bad(format!(
-                "--out {}: is one of the {what} folders ({verb} into a new folder)",
-                dest.display()
-            )));
-        }
-        read_dirs.push(read(d)?);
-    }
-    Ok(read_dirs)
-}
-
-/// A merge's or a join's destination must not hold a sweep already.
-pub(super) fn check_fresh_dest(dest: &Path, verb: &str) -> Result<(), Failure> {
-    if std::fs::metadata(dest.join(files::SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
-        return Err(Failure::bad(format!(
-            "--out {}: already holds a sweep ({verb} into a new folder)",
-            dest.display()
-        )));
-    }
-    Ok(())
 }
 
 /// Check that the shards are of one sweep, one folder per shard.

@@ -26,9 +26,8 @@ use serde::Serialize;
 use crate::exit::Failure;
 use crate::stats::{kendall_tau_b, median};
 
-use super::merge::{check_fresh_dest, read_rows, read_sources, FolderRows};
 use super::sweep::{ConfigRow, ShapeRow};
-use super::sweep_files as files;
+use super::sweep_files::{self as files, check_fresh_dest, read_rows, read_sources, FolderRows};
 use super::sweep_meta::{RunRecord, SweepMeta, SweepPlan};
 
 /// The per-launch record of the passes, beside the joined folder's files.

@@ -6,11 +6,12 @@
 //! per set, and the sweep's meta) and the names of the plots drawn beside them. CSVs are
 //! appended one shape at a time (resume) and read back for the summary, the merge and the
 //! refit; [`summarize_folder`] derives `shapes.csv` again from `configs.csv` through
-//! [`super::shape_metrics`] and writes `summary.json`. The text tables of a folder are
+//! [`super::shape_metrics`] and writes `summary.json`; [`read_rows`] reads a finished
+//! folder back whole (what `merge` and `passes` join). The text tables of a folder are
 //! written in `report::bench`, its plots in `report::plots`.
 
 use std::fs::OpenOptions;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -19,7 +20,8 @@ use serde_json::{json, Value};
 use crate::exit::Failure;
 
 use super::shape_metrics::{shape_rows, ShapeFacts};
-use super::sweep::{summarize, ConfigRow, SetSummary, ShapeRow};
+use super::sweep::{rows_by_shape, summarize, ConfigRow, SetSummary, ShapeRow};
+use super::sweep_meta::SweepMeta;
 
 /// File names inside a sweep's output folder.
 pub const CONFIGS_CSV: &str = "configs.csv";
@@ -189,6 +191,88 @@ pub fn summarize_folder(dir: &Path, meta: Option<Value>) -> Result<SweepRows, Fa
     )
     .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
     Ok(SweepRows { configs, shapes })
+}
+
+// Reading finished folders back (`merge` of shards, `passes` of one sweep).
+
+/// A finished sweep folder's meta (its `summary.json`).
+pub fn read_meta(dir: &Path) -> Result<SweepMeta, Failure> {
+    let path = dir.join(SUMMARY_JSON);
+    let text = crate::input::read_text(&path).map_err(|e| {
+        Failure::bad(format!(
+            "{}: {e} (not a finished sweep folder: run or resume its `origami-bench sweep`)",
+            path.display()
+        ))
+    })?;
+    #[derive(serde::Deserialize)]
+    struct Summary {
+        meta: SweepMeta,
+    }
+    serde_json::from_str::<Summary>(&text)
+        .map(|s| s.meta)
+        .map_err(|e| {
+            Failure::bad(format!(
+                "{}: not the summary of a sweep: {e}",
+                path.display()
+            ))
+        })
+}
+
+/// A finished sweep folder's meta, shape rows and config rows (grouped by shape).
+pub struct FolderRows {
+    pub dir: PathBuf,
+    pub meta: SweepMeta,
+    pub shapes: Vec<ShapeRow>,
+    pub configs: Vec<Vec<ConfigRow>>,
+}
+
+/// Read a finished sweep folder (a shard's or a pass's).
+pub fn read_rows(dir: &Path) -> Result<FolderRows, Failure> {
+    let meta = read_meta(dir)?;
+    let shapes: Vec<ShapeRow> = read_csv(&dir.join(SHAPES_CSV)).map_err(Failure::bad)?;
+    let configs: Vec<ConfigRow> = read_csv(&dir.join(CONFIGS_CSV)).map_err(Failure::bad)?;
+    let (configs, _trailing) = rows_by_shape(configs, &shapes)
+        .map_err(|e| Failure::bad(format!("{}: {e}", dir.display())))?;
+    Ok(FolderRows {
+        dir: dir.to_path_buf(),
+        meta,
+        shapes,
+        configs,
+    })
+}
+
+/// The source folders of a merge or a join, each read by `read`; a destination that is
+/// one of them is refused (`what`: the folders' kind, `verb`: what is done to them).
+pub fn read_sources<T>(
+    dirs: &[PathBuf],
+    dest: &Path,
+    what: &str,
+    verb: &str,
+    read: impl Fn(&Path) -> Result<T, Failure>,
+) -> Result<Vec<T>, Failure> {
+    let dest_id = std::fs::canonicalize(dest).ok();
+    let mut read_dirs = Vec::new();
+    for d in dirs {
+        if dest_id.is_some() && std::fs::canonicalize(d).ok() == dest_id {
+            return Err(Failure::bad(format!(
+                "--out {}: is one of the {what} folders ({verb} into a new folder)",
+                dest.display()
+            )));
+        }
+        read_dirs.push(read(d)?);
+    }
+    Ok(read_dirs)
+}
+
+/// A merge's or a join's destination must not hold a sweep already.
+pub fn check_fresh_dest(dest: &Path, verb: &str) -> Result<(), Failure> {
+    if std::fs::metadata(dest.join(SHAPES_CSV)).is_ok_and(|m| m.len() > 0) {
+        return Err(Failure::bad(format!(
+            "--out {}: already holds a sweep ({verb} into a new folder)",
+            dest.display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
