@@ -1,8 +1,9 @@
 //! Fuzz harness: every parser of the project (hardware JSON, full and flat; shape lists;
-//! the model CSV; perf descriptions; sweep folders) and `Selector::select` with random
-//! constants, fed mutated real files and made-up text. What must hold for every input:
-//! no panic, an answer within a deadline (no hang), memory under a cap (the allocator
-//! of this test binary refuses to go above it, which aborts the run), and every
+//! the model CSV; perf descriptions; sweep folders, and two passes of one joined) and
+//! `Selector::select` with random constants, fed mutated real files and made-up text.
+//! What must hold for every input: no panic, an answer within a deadline (no hang),
+//! memory under a cap (the allocator of this test binary refuses to go above it, which
+//! aborts the run), and every
 //! rejection a one-line message. Accepted inputs go on through the tools' next step
 //! (a selection, a prediction, a report with plots), which must hold the same.
 //!
@@ -756,6 +757,53 @@ proptest! {
 
 proptest! {
     #![proptest_config(config())]
+
+    /// Two passes of one sweep (a committed shard folder and a mutated copy of its
+    /// `configs.csv`, `shapes.csv` and `summary.json`) through `origami-bench passes`:
+    /// joined and summarized, or one line.
+    #[test]
+    fn sweep_passes(
+        config_edits in proptest::collection::vec(edit(), 0..4),
+        shape_edits in proptest::collection::vec(edit(), 0..2),
+        meta_edits in proptest::collection::vec(edit(), 0..2),
+        allow_partial in any::<bool>(),
+        case in any::<u64>(),
+    ) {
+        let base = "results/h100/device-check/shard0";
+        let dir = scratch(&format!("passes-{case}"));
+        let (p1, p2, out) = (dir.join("p1"), dir.join("p2"), dir.join("out"));
+        for (name, edits) in [
+            ("configs.csv", &config_edits),
+            ("shapes.csv", &shape_edits),
+            ("summary.json", &meta_edits),
+        ] {
+            let text = read(&format!("{base}/{name}"));
+            for (d, t) in [(&p1, text.clone()), (&p2, mutated(&text, edits))] {
+                std::fs::create_dir_all(d).unwrap();
+                std::fs::write(d.join(name), t).unwrap();
+            }
+        }
+        let outcome = within_deadline("sweep passes", move || -> Result<(), String> {
+            let o = origami::gemm::passes::join_passes(&origami::gemm::passes::PassesRequest {
+                dirs: vec![p1, p2],
+                dest: out.clone(),
+                allow_partial,
+                command: "fuzz".into(),
+            })
+            .map_err(|e| e.to_string())?;
+            origami::gemm::sweep_files::summarize_folder(&out, Some(o.meta.to_value()))
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        })?;
+        let _ = std::fs::remove_dir_all(&dir);
+        match outcome {
+            Ok(()) => tally("sweep_passes: joined"),
+            Err(e) => {
+                one_line("sweep passes", &e)?;
+                tally("sweep_passes: rejected");
+            }
+        }
+    }
 
     /// A learned-correction file (`model::correction`: the file, its tree ensemble) then,
     /// when accepted, its factor on random launches: a positive finite number.
