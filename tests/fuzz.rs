@@ -3,9 +3,9 @@
 //! `Selector::select` with random constants, fed mutated real files and made-up text.
 //! What must hold for every input: no panic, an answer within a deadline (no hang),
 //! memory under a cap (the allocator of this test binary refuses to go above it, which
-//! aborts the run), and every
-//! rejection a one-line message. Accepted inputs go on through the tools' next step
-//! (a selection, a prediction, a report with plots), which must hold the same.
+//! aborts the run), and every rejection a one-line message. Accepted inputs go on
+//! through the tools' next step (a selection, a prediction, a report with plots), which
+//! must hold the same.
 //!
 //! Cases per property: `ORIGAMI_FUZZ_CASES` (default 256, what CI runs). Run with
 //! `--nocapture` to see the tally of inputs and outcomes per property.
