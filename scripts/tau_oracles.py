@@ -21,24 +21,7 @@ import math
 import statistics
 import sys
 
-
-def tau_b(x, y):
-    c = d = tx = ty = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            a, b = x[i] - x[j], y[i] - y[j]
-            if a == 0 and b == 0:
-                continue
-            if a == 0:
-                tx += 1
-            elif b == 0:
-                ty += 1
-            elif (a > 0) == (b > 0):
-                c += 1
-            else:
-                d += 1
-    den = math.sqrt((c + d + tx) * (c + d + ty))
-    return (c - d) / den if den else float("nan")
+from tau_analysis import taub as tau_b
 
 
 def read(path, set_name):
