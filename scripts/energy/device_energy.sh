@@ -6,7 +6,9 @@
 # family's order per shape (`--spread 8`, no screen, every config fully timed) with
 # `--energy-s 0.5`. `nvidia-smi dmon` logs power and clocks alongside. Binaries carried as
 # target/devbin/*.xz; everything goes to $OUT. Usage: device_energy.sh STAGE [BUDGET_S];
-# ENERGY_S sets the sweep's window (default 0.5 s), SHARD=I/N runs one shard of the list.
+# ENERGY_S sets the sweep's window (default 0.5 s), SHARD=I/N runs one shard of the list,
+# RESUME_FROM=DIR (a committed folder of the same sweep, cut by its budget) resumes it: its
+# configs.csv, shapes.csv and summary.json are copied into the output folder first.
 set -u
 STAGE=${1:?stage: calib, seed or llm}
 BUDGET=${2:-480}
@@ -30,6 +32,11 @@ calib)
     echo "5 s run exit $?"
     ;;
 seed | llm)
+    if [ -n "${RESUME_FROM:-}" ]; then
+        mkdir -p "$OUT/energy-$STAGE"
+        cp "$RESUME_FROM"/configs.csv "$RESUME_FROM"/shapes.csv "$RESUME_FROM"/summary.json "$OUT/energy-$STAGE"/ ||
+            { echo "device_energy.sh: RESUME_FROM=$RESUME_FROM: not a sweep folder" >&2; exit 2; }
+    fi
     timeout $((BUDGET + 60)) $B sweep --shapes data/${STAGE}_shapes.csv --family hopper --dtype fp16 \
         --spread 8 --screen-cut 0 --energy-s "${ENERGY_S:-0.5}" --out "$OUT/energy-$STAGE" \
         ${SHARD:+--shard "$SHARD"} \
