@@ -564,6 +564,13 @@ fn passes_refuse_folders_of_other_sweeps() {
             "{needle}: {e}"
         );
     }
+    // Passes of one shard: the shard's shapes are the plan's, none left.
+    let shard0_again = root.join("shard0-again");
+    scaled_pass(&shard0, &shard0_again, 1.05);
+    let joined_shard = join(&[&shard0, &shard0_again], &root.join("shard-joined"), false).unwrap();
+    assert_eq!(joined_shard.meta.shard, Some(Shard { index: 0, count: 2 }));
+    assert_eq!(joined_shard.meta.run.shapes_left, 0);
+    assert_eq!(joined_shard.shapes, 5);
     let partial = join(&[&p1, &cut], &root.join("partial"), true).unwrap();
     assert_eq!(partial.shapes_left, 9 - partial.shapes);
     assert_eq!(partial.meta.run.shapes_left, partial.shapes_left);

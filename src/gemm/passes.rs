@@ -14,11 +14,11 @@
 //! row; otherwise the time is the median of the passes' times (the mean of the middle two
 //! for an even count; a screened time counts as the pass's time, as the pass's own
 //! summary takes it), with the largest CoV and error, the samples summed and the
-//! energies' medians. Per shape: cuBLAS's median time, its largest CoV, the median SM clock, the
-//! seconds summed. `passes.csv` beside them keeps every pass's time of every launch and its
-//! spread (slowest over fastest, less 1).
+//! energies' medians. Per shape: cuBLAS's median time, its largest CoV, the median SM
+//! clock, the seconds summed. `passes.csv` beside them keeps every pass's time of every
+//! launch and its spread (slowest over fastest, less 1).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -239,10 +239,10 @@ fn join_shape(groups: &[&[ConfigRow]]) -> (Vec<ConfigRow>, Vec<PassRow>, Option<
         .iter()
         .map(|g| g.iter().map(|r| (r.config.as_str(), r)).collect())
         .collect();
-    let mut order: Vec<&str> = Vec::new();
+    let (mut order, mut seen): (Vec<&str>, HashSet<&str>) = (Vec::new(), HashSet::new());
     for g in groups {
         for r in g.iter() {
-            if !order.contains(&r.config.as_str()) {
+            if seen.insert(r.config.as_str()) {
                 order.push(r.config.as_str());
             }
         }
@@ -360,7 +360,9 @@ pub fn join_passes(req: &PassesRequest) -> Result<PassesOutcome, Failure> {
     let every: Vec<&PassRow> = recs.iter().filter(|r| r.passes == passes.len()).collect();
     let spreads: Vec<f64> = every.iter().filter_map(|r| r.spread).collect();
     let plan = passes[0].meta.plan.clone();
-    let plan_left = plan.total_shapes().saturating_sub(most);
+    let total = plan.total_shapes();
+    let planned = passes[0].meta.shard.map_or(total, |s| s.share_of(total));
+    let plan_left = planned.saturating_sub(most);
     let meta = SweepMeta {
         plan,
         run: joined_run(&passes, plan_left + most - common, req.command.clone()),
