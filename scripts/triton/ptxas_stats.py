@@ -20,7 +20,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
-def one(cfg):
+def compile_config(cfg):
+    """The sweep's kernel compiled for sm_90a with the sweeps' specialisation, for cfg =
+    (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -32,12 +34,18 @@ def one(cfg):
     sig = dict(zip(names, types))
     consts = {(10,): bm, (11,): bn, (12,): bk}
     attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
+    return triton.compile(ASTSource(matmul_kernel, sig, consts, attrs),
+                          target=GPUTarget("cuda", 90, 32),
+                          options={"num_warps": w, "num_stages": s})
+
+
+def one(cfg):
+    import triton
+    bm, bn, bk, w, s = cfg
     row = {"bm": bm, "bn": bn, "bk": bk, "w": w, "s": s}
     t0 = time.time()
     try:
-        k = triton.compile(ASTSource(matmul_kernel, sig, consts, attrs),
-                           target=GPUTarget("cuda", 90, 32),
-                           options={"num_warps": w, "num_stages": s})
+        k = compile_config(cfg)
         row["shared_bytes"] = k.metadata.shared
         ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
         with tempfile.TemporaryDirectory() as d:

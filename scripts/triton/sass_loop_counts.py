@@ -59,22 +59,12 @@ def loop_counts(sass):
 
 def one(cfg):
     import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton_sweep import matmul_kernel
+    from ptxas_stats import compile_config
     bm, bn, bk, w, s = cfg
-    names = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn", "stride_cm",
-             "GROUP_SIZE_M", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"]
-    types = ["*fp16"] * 3 + ["i32"] * 7 + ["constexpr"] * 3
-    sig = dict(zip(names, types))
-    consts = {(10,): bm, (11,): bn, (12,): bk}
-    attrs = {(i,): [["tt.divisibility", 16]] for i in (0, 1, 2, 4, 5, 6, 7, 8)}
     row = {"bm": bm, "bn": bn, "bk": bk, "w": w, "s": s, "loop_instructions": "",
            "mma_instructions": "", "loops": "", "error": ""}
     try:
-        k = triton.compile(ASTSource(matmul_kernel, sig, consts, attrs),
-                           target=GPUTarget("cuda", 90, 32),
-                           options={"num_warps": w, "num_stages": s})
+        k = compile_config(cfg)
         nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                 "nvdisasm")
         with tempfile.TemporaryDirectory() as d:
