@@ -42,6 +42,9 @@ pub struct EnergyRow {
     /// The model's time at full clock (through the family's time map), microseconds.
     pub predicted_time_us: f64,
     pub predicted_capped: bool,
+    /// In the time pick's pool (the learned correction's guard; `objective::Priced`): the
+    /// sustained-time pick is taken among these first.
+    pub predicted_in_guard: bool,
     /// Whether the config is on the measured / the predicted front of its shape.
     pub measured_front: bool,
     pub predicted_front: bool,
@@ -89,7 +92,7 @@ pub struct EnergyCheck {
 /// Compare the measured rows with `predict`'s energy of each (`None`: not priced).
 pub fn compare(
     rows: &[ConfigRow],
-    mut predict: impl FnMut(&ConfigRow) -> Option<EnergyPrediction>,
+    mut predict: impl FnMut(&ConfigRow) -> Option<(EnergyPrediction, bool)>,
 ) -> EnergyCheck {
     let mut groups: Vec<(ShapeKey, Vec<(EnergyRow, f64)>)> = Vec::new();
     let mut unpriced = 0;
@@ -100,7 +103,7 @@ pub fn compare(
         if r.passed != 1 || !(mj.is_finite() && mj > 0.0) {
             continue;
         }
-        let Some(e) = predict(r) else {
+        let Some((e, in_guard)) = predict(r) else {
             unpriced += 1;
             continue;
         };
@@ -120,6 +123,7 @@ pub fn compare(
             predicted_sustained_us: e.sustained_us,
             predicted_time_us: e.time_us,
             predicted_capped: e.capped,
+            predicted_in_guard: in_guard,
             measured_front: false,
             predicted_front: false,
         };
@@ -162,7 +166,16 @@ pub fn compare(
         let least = argmin(&|r| r.measured_mj);
         let picked = argmin(&|r| r.predicted_mj);
         let least_t = argmin(&|r| r.measured_sustained_us);
-        let picked_t = argmin(&|r| r.predicted_sustained_us);
+        // the sustained-time pick as `objective::rank` orders it: the time pick's pool first
+        let picked_t = rows
+            .iter()
+            .min_by(|a, b| {
+                b.predicted_in_guard.cmp(&a.predicted_in_guard).then(
+                    a.predicted_sustained_us
+                        .total_cmp(&b.predicted_sustained_us),
+                )
+            })
+            .expect("a group has a row");
         shapes.push(ShapeEnergy {
             set,
             m,
@@ -288,7 +301,7 @@ pub fn check_folder(
             cache.push((key.clone(), priced));
         }
         let (_, priced) = cache.iter().find(|(k, _)| *k == key)?;
-        price_of(priced, &config).map(|x| x.energy)
+        price_of(priced, &config).map(|x| (x.energy, x.in_guard))
     }))
 }
 
@@ -312,7 +325,11 @@ mod tests {
         r
     }
 
-    fn pred(mj: f64, us: f64) -> EnergyPrediction {
+    fn pred(mj: f64, us: f64) -> (EnergyPrediction, bool) {
+        (pred_only(mj, us), true)
+    }
+
+    fn pred_only(mj: f64, us: f64) -> EnergyPrediction {
         EnergyPrediction {
             time_us: us,
             dynamic_mj: mj / 2.0,
@@ -376,5 +393,25 @@ mod tests {
         assert!((c.shapes[0].energy_pick - 0.8).abs() < 1e-12);
         assert!(c.shapes[0].tau_energy.unwrap() < 0.0);
         assert_eq!(c.energy_pick_min, Some(0.8));
+    }
+
+    #[test]
+    fn the_sustained_pick_is_taken_in_the_time_picks_pool_first() {
+        let rows = vec![
+            row(64, "a", 10.0, 1.0),
+            row(64, "b", 8.0, 2.0),
+            row(64, "c", 9.0, 3.0),
+        ];
+        // c is predicted fastest but lies outside the correction's guard: the sustained
+        // pick is a (the fastest inside), the energy pick still the least predicted energy
+        let c = compare(&rows, |r| match r.config.as_str() {
+            "a" => Some((pred_only(11.0, 1500.0), true)),
+            "b" => Some((pred_only(9.0, 2500.0), true)),
+            _ => Some((pred_only(7.0, 500.0), false)),
+        });
+        let s = &c.shapes[0];
+        assert_eq!(s.sustained_pick, 1.0);
+        assert_eq!(s.energy_pick_config, "c");
+        assert!(c.rows.iter().any(|r| !r.predicted_in_guard));
     }
 }

@@ -71,6 +71,14 @@ impl EnergyPlan {
         self.objective == Objective::Time && self.power_limit_w.is_none()
     }
 
+    /// Whether the objective ranks a time (`time` under a limit, `sustained`): then the
+    /// configs of the time pick's pool (within the learned correction's guard, where one
+    /// applies) come first, as they do for the time pick; energy and EDP rank every config
+    /// alike, a slower launch at lower power being a fair energy pick (docs/energy.md).
+    pub fn ranks_time(&self) -> bool {
+        matches!(self.objective, Objective::Time | Objective::Sustained)
+    }
+
     /// The number ranked, smaller first.
     pub fn key(&self, e: &EnergyPrediction) -> f64 {
         match self.objective {
@@ -88,6 +96,9 @@ impl EnergyPlan {
 pub struct Priced {
     pub ranked: Ranked,
     pub energy: EnergyPrediction,
+    /// Within the learned correction's guard (the pool the time pick is taken from; true
+    /// without a correction).
+    pub in_guard: bool,
 }
 
 impl Priced {
@@ -114,6 +125,12 @@ pub fn price_all(s: &Selector<'_>, sel: &Selection, plan: &EnergyPlan) -> Vec<Pr
         }
     };
     let ranked = s.ranked(scored, usize::MAX);
+    let least_model = ranked
+        .iter()
+        .map(|r| r.model_us)
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let guard = s.guard_limit_over(least_model);
     let shape_min_us = ranked
         .iter()
         .map(|r| r.latency_us)
@@ -128,17 +145,31 @@ pub fn price_all(s: &Selector<'_>, sel: &Selection, plan: &EnergyPlan) -> Vec<Pr
             let us = s.time_map.apply_within_shape(r.latency_us, shape_min_us);
             let energy = predict(&plan.costs, &traffic, us, plan.limit_w());
             r.energy = Some(energy);
-            Some(Priced { ranked: r, energy })
+            let in_guard = guard.map_or(true, |g| r.model_us <= g);
+            Some(Priced {
+                ranked: r,
+                energy,
+                in_guard,
+            })
         })
         .collect()
 }
 
-/// The configs in `plan`'s order (ties by the model's time ranking, which `priced` is in);
-/// the model's own ranking, as it is, when the objective is its time.
+/// The configs in `plan`'s order (ties by the model's time ranking, which `priced` is in),
+/// the time pick's pool first for the time objectives ([`EnergyPlan::ranks_time`]); the
+/// model's own ranking, as it is, when the objective is its time.
 pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
     let mut v = priced.to_vec();
     if !plan.keeps_time_pick() {
-        v.sort_by(|a, b| plan.key(&a.energy).total_cmp(&plan.key(&b.energy)));
+        let guarded = plan.ranks_time();
+        v.sort_by(|a, b| {
+            let pool = if guarded {
+                b.in_guard.cmp(&a.in_guard)
+            } else {
+                std::cmp::Ordering::Equal
+            };
+            pool.then(plan.key(&a.energy).total_cmp(&plan.key(&b.energy)))
+        });
     }
     v
 }
@@ -204,4 +235,67 @@ pub fn same_launch(a: &Config, b: &Config) -> bool {
     a.same_tile(b)
         && (a.num_warps, a.num_stages, a.switches, a.split_k, a.stream_k)
             == (b.num_warps, b.num_stages, b.switches, b.split_k, b.stream_k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Dtype;
+    use crate::hw::energy::EnergyCosts;
+    use crate::model::Problem;
+    use crate::setup::{setup, SetupRequest};
+
+    /// With the H100's learned hopper correction, the time objectives' pick lies in the
+    /// time pick's pool, energy and EDP rank every config by their key alone.
+    #[test]
+    fn time_objectives_rank_the_guards_pool_first() {
+        let set = setup(&SetupRequest {
+            device: None,
+            gpu_name: Some("h100-sxm".into()),
+            override_file: None,
+            family: "hopper".into(),
+            model: "origami".into(),
+            no_fitted: false,
+            calibration_only: false,
+        })
+        .unwrap();
+        let s = set.selector(Dtype::Fp16).unwrap();
+        assert!(
+            s.correction().is_some(),
+            "the H100 hopper correction is embedded"
+        );
+        let costs = EnergyCosts::embedded("h100-sxm").unwrap().unwrap();
+        let mut outside = 0;
+        for (m, n, k) in [(1000, 10240, 8192), (128, 4096, 4096), (4096, 4096, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            let sel = s.select(&p, false).unwrap();
+            for objective in [Objective::Sustained, Objective::Energy, Objective::Edp] {
+                let plan = EnergyPlan {
+                    objective,
+                    power_limit_w: None,
+                    costs: costs.clone(),
+                };
+                let priced = price_all(&s, &sel, &plan);
+                outside += priced.iter().filter(|x| !x.in_guard).count();
+                let ranked = rank(&priced, &plan);
+                let first = &ranked[0];
+                if plan.ranks_time() {
+                    assert!(first.in_guard, "{m}x{n}x{k} {objective:?}");
+                    let best_in = priced
+                        .iter()
+                        .filter(|x| x.in_guard)
+                        .map(|x| plan.key(&x.energy))
+                        .fold(f64::INFINITY, f64::min);
+                    assert_eq!(plan.key(&first.energy), best_in);
+                } else {
+                    let best = priced
+                        .iter()
+                        .map(|x| plan.key(&x.energy))
+                        .fold(f64::INFINITY, f64::min);
+                    assert_eq!(plan.key(&first.energy), best, "{m}x{n}x{k} {objective:?}");
+                }
+            }
+        }
+        assert!(outside > 0, "some configs lie outside the guard");
+    }
 }

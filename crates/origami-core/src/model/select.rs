@@ -1112,6 +1112,14 @@ impl<'a> Selector<'a> {
         }
     }
 
+    /// The highest model time (any unit) a pick may have among configs whose least model
+    /// time is `least`: the correction's guard over the tie band (`None` without a
+    /// correction; the pool the time pick is taken from).
+    pub fn guard_limit_over(&self, least: f64) -> Option<f64> {
+        self.correction.as_ref()?;
+        Some(self.reach(least))
+    }
+
     /// The highest model time a pick may have: the correction's guard over the tie band of
     /// the least model time (`None` without a correction). With a correction that changes
     /// nothing, the pool's corrected tie band is the model's own: the same pick.
