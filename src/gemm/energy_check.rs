@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use crate::exit::Failure;
 use crate::model::energy::EnergyPrediction;
-use crate::model::objective::{front_of, price_all, price_of, EnergyPlan, Objective};
+use crate::model::objective::{
+    front_of, pool_then_key, price_all, price_of, EnergyPlan, Objective,
+};
 use crate::model::problem::parse_config;
 use crate::model::Problem;
 use crate::stats::{kendall_tau_b, median};
@@ -170,9 +172,9 @@ pub fn compare(
         let picked_t = rows
             .iter()
             .min_by(|a, b| {
-                b.predicted_in_guard.cmp(&a.predicted_in_guard).then(
-                    a.predicted_sustained_us
-                        .total_cmp(&b.predicted_sustained_us),
+                pool_then_key(
+                    (a.predicted_in_guard, a.predicted_sustained_us),
+                    (b.predicted_in_guard, b.predicted_sustained_us),
                 )
             })
             .expect("a group has a row");

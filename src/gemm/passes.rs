@@ -24,8 +24,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::exit::Failure;
+use crate::model::Problem;
 use crate::stats::{kendall_tau_b, median};
 
+use super::kernel::tflops;
 use super::sweep::{ConfigRow, ShapeRow};
 use super::sweep_files::{self as files, check_fresh_dest, read_rows, read_sources, FolderRows};
 use super::sweep_meta::{RunRecord, SweepMeta, SweepPlan};
@@ -191,7 +193,12 @@ fn join_launch(rows: &[Option<&ConfigRow>], p: &super::sweep::ShapeKey) -> (Conf
         row.rel_err = max_of(used.iter().filter_map(|r| r.rel_err));
         row.samples = used.iter().map(|r| r.samples).sum();
         row.screened = u8::from(used.iter().all(|r| r.screened != 0));
-        row.tflops = ms.map(|v| 2.0 * (p.1 * p.2 * p.3) as f64 / (v * 1e9));
+        row.tflops =
+            p.4.parse()
+                .ok()
+                .and_then(|dtype| Problem::new(p.1, p.2, p.3, dtype).ok())
+                .zip(ms)
+                .map(|(problem, v)| tflops(&problem, v));
         row.energy_mj = median_of(used.iter().filter_map(|r| r.energy_mj));
         row.energy_w = median_of(used.iter().filter_map(|r| r.energy_w));
         row.sustained_ms = median_of(used.iter().filter_map(|r| r.sustained_ms));

@@ -94,6 +94,11 @@ impl TimeMap {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::hw::fitted::apply_fitted;
+    use crate::hw::presets::preset;
+    use crate::hw::resolve::Resolved;
+
     #[test]
     fn within_a_shape_below_the_floor_the_ratios_are_kept() {
         let m = TimeMap {
@@ -121,11 +126,6 @@ mod tests {
         assert_eq!(m.apply_within_shape(12.0, f64::INFINITY), m.apply(12.0));
         assert_eq!(m.apply_within_shape(12.0, 0.0), m.apply(12.0));
     }
-
-    use super::*;
-    use crate::hw::fitted::apply_fitted;
-    use crate::hw::presets::preset;
-    use crate::hw::resolve::Resolved;
 
     fn resolved(gpu: &str, family: &str, fitted: bool) -> Resolved {
         let doc = preset(gpu).unwrap();

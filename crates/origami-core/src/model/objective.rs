@@ -125,17 +125,15 @@ pub fn price_all(s: &Selector<'_>, sel: &Selection, plan: &EnergyPlan) -> Vec<Pr
         }
     };
     let ranked = s.ranked(scored, usize::MAX);
-    let least_model = ranked
-        .iter()
-        .map(|r| r.model_us)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let guard = s.guard_limit_over(least_model);
-    let shape_min_us = ranked
-        .iter()
-        .map(|r| r.latency_us)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .fold(f64::INFINITY, f64::min);
+    let least = |f: fn(&Ranked) -> f64| {
+        ranked
+            .iter()
+            .map(f)
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let guard = s.guard_limit_over(least(|r| r.model_us));
+    let shape_min_us = least(|r| r.latency_us);
     ranked
         .into_iter()
         .filter_map(|mut r| {
@@ -163,15 +161,20 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
     if !plan.keeps_time_pick() {
         let guarded = plan.ranks_time();
         v.sort_by(|a, b| {
-            let pool = if guarded {
-                b.in_guard.cmp(&a.in_guard)
-            } else {
-                std::cmp::Ordering::Equal
-            };
-            pool.then(plan.key(&a.energy).total_cmp(&plan.key(&b.energy)))
+            let pool = |x: &Priced| !guarded || x.in_guard;
+            pool_then_key(
+                (pool(a), plan.key(&a.energy)),
+                (pool(b), plan.key(&b.energy)),
+            )
         });
     }
     v
+}
+
+/// The order of the time objectives: a config of the time pick's pool (`true`) before one
+/// outside it, then the smaller key (`rank`, and `origami-bench energy`'s sustained pick).
+pub fn pool_then_key(a: (bool, f64), b: (bool, f64)) -> std::cmp::Ordering {
+    b.0.cmp(&a.0).then(a.1.total_cmp(&b.1))
 }
 
 /// The objective's pick: the first of `ranked` (the configs in [`rank`]'s order), its

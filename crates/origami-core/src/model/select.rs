@@ -1124,12 +1124,11 @@ impl<'a> Selector<'a> {
     /// the least model time (`None` without a correction). With a correction that changes
     /// nothing, the pool's corrected tie band is the model's own: the same pick.
     fn guard_limit(&self, scores: &[Score]) -> Option<f64> {
-        self.correction.as_ref()?;
         let min = scores
             .iter()
             .map(|s| s.model_cycles)
             .fold(f64::INFINITY, f64::min);
-        Some(self.reach(min))
+        self.guard_limit_over(min)
     }
 
     /// The first config of `rank`'s order, found in one pass: the lowest latency (seed:
