@@ -678,12 +678,24 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
         // but for a compile-time part, so a store costs a few integer instructions instead
         // of ten for every four bytes (results/h100/hopper/epilogue-probe/).
         const u32 lm = static_cast<u32>(lane) >> 3;  // the matrix this lane addresses
-        if (c_trans) {
-          // column by column (.trans: a matrix's columns become rows of 16 bytes): column
-          // (jj + lm / 2) * 8 + lane % 8 of the chunk, 128 bytes a column, 128B swizzle
-          // (the column's low three bits flip the 16-byte unit of the rows)
-          const u32 trows = (warp * 16 + (lm & 1u) * 8) * 2;
-          const u32 tlane = ((lm >> 1) * 8 + (lane & 7)) * 128 + (trows ^ ((lane & 7u) << 4));
+        // column by column (.trans: a matrix's columns become rows of 16 bytes): column
+        // (jj + lm / 2) * 8 + lane % 8 of the chunk, 128 bytes a column, 128B swizzle
+        // (the column's low three bits flip the 16-byte unit of the rows)
+        const u32 trows = (warp * 16 + (lm & 1u) * 8) * 2;
+        const u32 tlane = ((lm >> 1) * 8 + (lane & 7)) * 128 + (trows ^ ((lane & 7u) << 4));
+        // row by row: row warp * 16 + (lm % 2) * 8 + lane % 8 of the chunk, CW * 2 bytes a
+        // row, the swizzle of C's map (128, 64 or 32 bytes: the row's bits above 128 bytes
+        // flip the 16-byte unit); unit jj + lm / 2 of the row, jj even, so the unit is
+        // jj ^ (lm / 2 ^ the row's swizzle bits)
+        const u32 srow = warp * 16 + (lm & 1u) * 8 + (lane & 7);
+        const u32 sbase = srow * (CW * 2);
+        const u32 sxor = (((sbase >> 7) & C_SWIZZLE_MASK) ^ (lm >> 1)) << 4;
+        // Per 64-row slice i and chunk q of CW columns: wait until the chunk buffer's last
+        // TMA store has read it, write the fragments (column by column when `trans`, else
+        // row by row), make them visible to the async proxy and store the chunk. Called
+        // with a literal `trans` in each branch below, so each call is compiled for its
+        // layout alone (NVRTC compiles no generic lambda in device code, hence the flag).
+        auto chunks = [&](const bool trans) {
 #pragma unroll
           for (int i = 0; i < MI; ++i) {
 #pragma unroll
@@ -694,52 +706,34 @@ extern "C" __global__ void __launch_bounds__(hopper_gemm_detail::THREADS, 1)
 #pragma unroll
               for (int jj = 0; jj < CW / 8; jj += 2) {
                 const int j = q * (CW / 8) + jj;
-                stmatrix_x4_trans(buf + tlane + jj * 8 * 128,
-                                  pack2(acc[i][4 * j], acc[i][4 * j + 1]),
-                                  pack2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
-                                  pack2(acc[i][4 * j + 4], acc[i][4 * j + 5]),
-                                  pack2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
+                const u32 r0 = pack2(acc[i][4 * j], acc[i][4 * j + 1]);
+                const u32 r1 = pack2(acc[i][4 * j + 2], acc[i][4 * j + 3]);
+                const u32 r2 = pack2(acc[i][4 * j + 4], acc[i][4 * j + 5]);
+                const u32 r3 = pack2(acc[i][4 * j + 6], acc[i][4 * j + 7]);
+                if (trans) {
+                  stmatrix_x4_trans(buf + tlane + jj * 8 * 128, r0, r1, r2, r3);
+                } else {
+                  stmatrix_x4(buf + sbase + ((static_cast<u32>(jj) << 4) ^ sxor), r0, r1, r2, r3);
+                }
               }
               asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
               consumer_sync(c);
               if (threadIdx.x % 128 == 0) {
-                tma_store_2d(&tma_c, tm * BM + c * WG_ROWS + i * 64, tn * BN + q * CW, buf);
+                const int row = tm * BM + c * WG_ROWS + i * 64, col = tn * BN + q * CW;
+                if (trans) {
+                  tma_store_2d(&tma_c, row, col, buf);
+                } else {
+                  tma_store_2d(&tma_c, col, row, buf);
+                }
               }
               ++chunk;
             }
           }
-          continue;
-        }
-        // row by row: row warp * 16 + (lm % 2) * 8 + lane % 8 of the chunk, CW * 2 bytes a
-        // row, the swizzle of C's map (128, 64 or 32 bytes: the row's bits above 128 bytes
-        // flip the 16-byte unit); unit jj + lm / 2 of the row, jj even, so the unit is
-        // jj ^ (lm / 2 ^ the row's swizzle bits)
-        const u32 srow = warp * 16 + (lm & 1u) * 8 + (lane & 7);
-        const u32 sbase = srow * (CW * 2);
-        const u32 sxor = (((sbase >> 7) & C_SWIZZLE_MASK) ^ (lm >> 1)) << 4;
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-#pragma unroll
-          for (int q = 0; q < BN / CW; ++q) {
-            const u32 buf = epi + (c * 2 + (chunk & 1)) * CHUNK_BYTES;
-            if (threadIdx.x % 128 == 0) tma_store_wait_read1();
-            consumer_sync(c);
-#pragma unroll
-            for (int jj = 0; jj < CW / 8; jj += 2) {
-              const int j = q * (CW / 8) + jj;
-              stmatrix_x4(buf + sbase + ((static_cast<u32>(jj) << 4) ^ sxor),
-                          pack2(acc[i][4 * j], acc[i][4 * j + 1]),
-                          pack2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
-                          pack2(acc[i][4 * j + 4], acc[i][4 * j + 5]),
-                          pack2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
-            }
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            consumer_sync(c);
-            if (threadIdx.x % 128 == 0) {
-              tma_store_2d(&tma_c, tn * BN + q * CW, tm * BM + c * WG_ROWS + i * 64, buf);
-            }
-            ++chunk;
-          }
+        };
+        if (c_trans) {
+          chunks(true);
+        } else {
+          chunks(false);
         }
         continue;
       }
