@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Summary of scripts/energy/decode_repeat.sh's run (CPU only): per shape, the energy per
-GEMM of each config in the two repeated runs and in the committed spread sweep, and the
-Kendall tau-b between the runs, against the sweep, and of the model's predicted energy
-(the committed energy.csv of results/h100/energy/spread2s-llm/) against each.
+"""Summary of scripts/energy/decode_repeat.sh's run (CPU only): per shape (every
+MxNxK-1.json and -2.json pair in the folder), the energy per GEMM of each config in the two
+repeated runs and in the committed spread sweep, and the Kendall tau-b between the runs,
+against the sweep, and of the model's predicted energy (the sweep's energy.csv, default
+results/h100/energy/spread2s-llm/energy.csv) against each.
 Usage: decode_repeat_summary.py RUN_FOLDER [ENERGY_CSV]"""
 import csv
 import itertools
@@ -26,7 +27,10 @@ def main():
         sys.exit(2)
     folder = sys.argv[1]
     path = sys.argv[2] if len(sys.argv) == 3 else "results/h100/energy/spread2s-llm/energy.csv"
-    shapes = ("1x6144x4096", "17x6144x4096", "1x1536x7168")
+    shapes = sorted(f[:-len("-1.json")] for f in os.listdir(folder) if f.endswith("-1.json"))
+    if not shapes:
+        print(f"decode_repeat_summary.py: no MxNxK-1.json in {folder}", file=sys.stderr)
+        sys.exit(2)
     missing = [f for f in [path] + [os.path.join(folder, f"{s}-{i}.json") for s in shapes
                                     for i in (1, 2)] if not os.path.isfile(f)]
     if missing:

@@ -166,18 +166,21 @@ pub fn compare(
                 .expect("a group has a row")
         };
         let least = argmin(&|r| r.measured_mj);
-        let picked = argmin(&|r| r.predicted_mj);
         let least_t = argmin(&|r| r.measured_sustained_us);
-        // the sustained-time pick as `objective::rank` orders it: the time pick's pool first
-        let picked_t = rows
-            .iter()
-            .min_by(|a, b| {
-                pool_then_key(
-                    (a.predicted_in_guard, a.predicted_sustained_us),
-                    (b.predicted_in_guard, b.predicted_sustained_us),
-                )
-            })
-            .expect("a group has a row");
+        // the picks as `objective::rank` orders the configs: the objective's first rank
+        // first (`Objective::first_rank`); a sweep that timed none of the time pick's pool
+        // scores each pick by its key alone (the selection's pool always has a member)
+        let any_in_guard = rows.iter().any(|r| r.predicted_in_guard);
+        let pick_by = |objective: Objective, key: &dyn Fn(&EnergyRow) -> f64| {
+            let first = |r: &EnergyRow| {
+                !any_in_guard || objective.first_rank(r.predicted_in_guard, r.predicted_capped)
+            };
+            rows.iter()
+                .min_by(|a, b| pool_then_key((first(a), key(a)), (first(b), key(b))))
+                .expect("a group has a row")
+        };
+        let picked = pick_by(Objective::Energy, &|r| r.predicted_mj);
+        let picked_t = pick_by(Objective::Sustained, &|r| r.predicted_sustained_us);
         shapes.push(ShapeEnergy {
             set,
             m,
@@ -406,6 +409,7 @@ mod tests {
         ];
         // c is predicted fastest but lies outside the correction's guard: the sustained
         // pick is a (the fastest inside), the energy pick still the least predicted energy
+        // (c runs below the power limit)
         let c = compare(&rows, |r| match r.config.as_str() {
             "a" => Some((pred_only(11.0, 1500.0), true)),
             "b" => Some((pred_only(9.0, 2500.0), true)),
@@ -415,5 +419,34 @@ mod tests {
         assert_eq!(s.sustained_pick, 1.0);
         assert_eq!(s.energy_pick_config, "c");
         assert!(c.rows.iter().any(|r| !r.predicted_in_guard));
+    }
+
+    #[test]
+    fn the_energy_pick_passes_over_capped_configs_outside_the_pool() {
+        let rows = vec![
+            row(64, "a", 10.0, 1.0),
+            row(64, "b", 8.0, 2.0),
+            row(64, "c", 9.0, 3.0),
+        ];
+        let capped = |mj, us| EnergyPrediction {
+            capped: true,
+            ..pred_only(mj, us)
+        };
+        // c: least predicted energy, but capped and outside the guard: b, the least of the
+        // rest (in the pool or below the limit), is the energy pick
+        let c = compare(&rows, |r| match r.config.as_str() {
+            "a" => Some((capped(11.0, 1500.0), true)),
+            "b" => Some((pred_only(9.0, 2500.0), false)),
+            _ => Some((capped(7.0, 500.0), false)),
+        });
+        assert_eq!(c.shapes[0].energy_pick_config, "b");
+        assert_eq!(c.shapes[0].energy_pick, 1.0);
+        // a sweep that timed none of the pool scores the pick by its energy alone
+        let c = compare(&rows, |r| match r.config.as_str() {
+            "a" => Some((capped(11.0, 1500.0), false)),
+            "b" => Some((pred_only(9.0, 2500.0), false)),
+            _ => Some((capped(7.0, 500.0), false)),
+        });
+        assert_eq!(c.shapes[0].energy_pick_config, "c");
     }
 }
