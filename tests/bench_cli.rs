@@ -448,6 +448,99 @@ fn fit_correction_fits_scores_and_writes_a_file_the_selection_reads() {
 }
 
 #[test]
+fn fit_correction_over_the_compiled_space_fits_on_more_launches_and_scores_the_same_shapes() {
+    // triton-tma: three launches of the selection's space, three of the compiled table
+    // outside it (BLOCK_K 32, 2 stages, warp specialization), and one that spills
+    let d = tmpdir("correction-compiled");
+    let launches = [
+        "128x128x64,g8,w8,s3",
+        "64x128x64,g8,w4,s4",
+        "128x64x64,g8,w4,s3,flatten",
+        "64x64x32,g8,w4,s2",
+        "64x128x64,g8,w4,s3,warp_specialize",
+        "128x128x32,g8,w8,s2,epilogue_subtile",
+        "128x256x32,g8,w4,s2",
+    ];
+    let mut configs = Vec::new();
+    for (set, sizes) in [
+        ("seed_shapes", &[512u64, 768, 1024, 1536][..]),
+        ("llm_shapes", &[640, 1280][..]),
+    ] {
+        for &m in sizes {
+            let p = Problem::new(m, m, 1024, Dtype::Fp16).unwrap();
+            configs.extend(timed_rows(set, &p, &launches, |i| {
+                0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64)
+            }));
+        }
+    }
+    files::write_csv(&d.join(files::CONFIGS_CSV), &configs).unwrap();
+    let dir = d.to_str().unwrap();
+    let fit = |space: &str| {
+        let o = cmd()
+            .args([
+                "fit-correction",
+                "--out",
+                dir,
+                "--fit-set",
+                "seed_shapes",
+                "--family",
+                "triton-tma",
+                "--trees",
+                "3",
+                "--leaves",
+                "2",
+                "--min-leaf",
+                "1",
+                "--guard",
+                "0",
+                "--folds",
+                "2",
+                "--fit-space",
+                space,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (narrow, wide) = (fit("selection"), fit("compiled"));
+    // 4 shapes x 3 launches of the space; x 6 that compile without spilling
+    assert!(
+        narrow.contains("fitted on 12 launches of 4 fp16 shapes"),
+        "{narrow}"
+    );
+    assert!(
+        wide.contains(
+            "fitted on 24 launches (every config of the compiled table the sweep timed) of 4 \
+             fp16 shapes"
+        ),
+        "{wide}"
+    );
+    // the same shapes scored, within the selection's space: the model alone alike
+    let model_alone = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains(" shapes): model alone"))
+            .map(|l| l.split("; corrected").next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(model_alone(&narrow).len(), 2);
+    assert_eq!(model_alone(&narrow), model_alone(&wide));
+    let (c, err) = code(&[
+        "fit-correction",
+        "--out",
+        dir,
+        "--fit-set",
+        "seed_shapes",
+        "--family",
+        "triton-tma",
+        "--fit-space",
+        "everything",
+    ]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("--fit-space"), "{err}");
+}
+
+#[test]
 fn configs_lists_the_family_without_a_gpu() {
     let o = cmd()
         .args(["configs", "--dtype", "bf16", "--smem-limit", "232448"])

@@ -10,6 +10,12 @@
 //! shapes are scored by an ensemble fitted on the others), maximising the folds' mean A/BF
 //! plus a weight times their mean Kendall tau, as `refit` does; the held-out sets play no
 //! part in any choice. Pure CPU work, spread over the machine's cores.
+//!
+//! The fitting shapes' rows are the timed launches of the space the selection ranks, or
+//! (`--fit-space compiled`) of every config the family's compiler table holds
+//! (`KernelFamily::compiled_configs`), each priced by the same model: more launches to
+//! learn the residual from. Which shapes fit, their folds and every score stay within the
+//! selection's space (a fold's shapes are scored as a held-out set is).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,6 +36,29 @@ use super::fit::{
 use super::sweep::ConfigRow;
 use super::sweep_files as files;
 
+/// Which launches of the fitting shapes the residual is fitted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FitSpace {
+    /// Those of the space the selection ranks.
+    #[default]
+    Selection,
+    /// Those of every config the family's compiler table holds
+    /// (`KernelFamily::compiled_configs`; the space for a family without one) that compile
+    /// without spilling.
+    Compiled,
+}
+
+impl FitSpace {
+    /// What the report's first line says of it after the launches' count (nothing for the
+    /// selection's space).
+    fn note(self) -> &'static str {
+        match self {
+            FitSpace::Selection => "",
+            FitSpace::Compiled => " (every config of the compiled table the sweep timed)",
+        }
+    }
+}
+
 /// What to fit.
 #[derive(Debug, Clone)]
 pub struct CorrectionRequest {
@@ -41,6 +70,8 @@ pub struct CorrectionRequest {
     pub dtype: String,
     pub gpu: String,
     pub family: String,
+    /// Which launches of the fitting shapes the residual is fitted on.
+    pub fit_space: FitSpace,
     /// Candidate ensemble sizes (every combination is cross-validated).
     pub trees: Vec<usize>,
     pub leaves: Vec<usize>,
@@ -91,6 +122,8 @@ pub struct CorrectionReport {
     pub chosen: CvScore,
     /// The training fit: R^2 of the residual on the fitting rows.
     pub train_r2: f64,
+    /// The launches the fitting rows came from.
+    pub fit_space: FitSpace,
 }
 
 /// One fitting shape's rows: the features and residual of each timed launch.
@@ -351,13 +384,27 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
             req.family
         )));
     }
+    // the selector whose launches the rows are of (the shapes fitted are those with rows in
+    // the selection's space either way)
+    let wide = match req.fit_space {
+        FitSpace::Selection => None,
+        FitSpace::Compiled => Some(
+            set.selector_over(dtype, set.family.compiled_configs())?
+                .with_correction(None),
+        ),
+    };
     let mut fit_shapes = Vec::new();
     let mut fit_rows = Vec::new();
     for sh in rows_of(&req.fit_sets, &dtype.to_string()) {
-        if let Some(r) = shape_rows(&s0, &sh)? {
-            fit_shapes.push(sh);
-            fit_rows.push(r);
-        }
+        let Some(r) = shape_rows(&s0, &sh)? else {
+            continue;
+        };
+        let r = match &wide {
+            Some(w) => shape_rows(w, &sh)?.unwrap_or(r),
+            None => r,
+        };
+        fit_shapes.push(sh);
+        fit_rows.push(r);
     }
     if fit_shapes.len() < req.folds {
         return Err(Failure::bad(format!(
@@ -573,6 +620,7 @@ pub fn fit_correction(req: &CorrectionRequest) -> Result<CorrectionReport, Failu
         cv,
         chosen,
         train_r2,
+        fit_space: req.fit_space,
     })
 }
 
@@ -596,11 +644,12 @@ fn score_line(sc: &Score) -> String {
 pub fn report_text(r: &CorrectionReport) -> String {
     let f = &r.correction.fit;
     let mut out = format!(
-        "learned correction of family '{}' (constants {}), fitted on {} launches of {} {} \
+        "learned correction of family '{}' (constants {}), fitted on {} launches{} of {} {} \
          shapes of {} ({})\n",
         r.correction.family,
         r.correction.constants_file,
         f.rows,
+        r.fit_space.note(),
         f.shapes,
         f.dtype,
         f.fit_sets.join(", "),

@@ -345,6 +345,11 @@ pub struct CorrectionFlags {
     /// Kernel family the sweep is of (one with fitted throughput-model constants).
     #[arg(long, default_value = "hopper")]
     pub family: String,
+    /// The fitting shapes' launches the residual is fitted on: those of the selection's
+    /// space, or every config of the family's compiled table the sweep timed (`compiled`).
+    /// The folds and every score stay within the selection's space.
+    #[arg(long = "fit-space", value_enum, default_value = "selection")]
+    pub fit_space: super::correction_fit::FitSpace,
     /// Boosting rounds (trees) to choose among (comma separated; cross-validated).
     #[arg(long, value_delimiter = ',', default_value = "300,600")]
     pub trees: Vec<usize>,
@@ -378,6 +383,7 @@ impl CorrectionFlags {
             dtype: self.dtype.clone(),
             gpu: self.gpu.clone(),
             family: self.family.clone(),
+            fit_space: self.fit_space,
             trees: self.trees.clone(),
             leaves: self.leaves.clone(),
             min_leaf: self.min_leaf.clone(),

@@ -292,7 +292,19 @@ impl Setup {
 
     /// The selector of this setup's family for one input type.
     pub fn selector(&self, dtype: Dtype) -> Result<Selector<'static>, SetupError> {
-        Selector::new(
+        self.selector_over(dtype, self.family.configs())
+    }
+
+    /// [`Setup::selector`] over these configs of the family in place of its space (each
+    /// priced and judged feasible as the space's are).
+    pub fn selector_over(
+        &self,
+        dtype: Dtype,
+        configs: Vec<crate::model::Config>,
+    ) -> Result<Selector<'static>, SetupError> {
+        Selector::over(
+            self.family
+                .candidates_of(configs, dtype, &self.resolved.gpu),
             self.family,
             &self.resolved.gpu,
             &self.resolved.params,

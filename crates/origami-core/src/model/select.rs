@@ -266,8 +266,30 @@ impl<'a> Selector<'a> {
         variant: Variant,
         dtype: Dtype,
     ) -> Result<Selector<'a>, NoFeasibleConfig> {
+        Self::over(
+            family.candidates(dtype, gpu),
+            family,
+            gpu,
+            params,
+            constants,
+            variant,
+            dtype,
+        )
+    }
+
+    /// A selector over these candidates of the family in place of its space (the learned
+    /// correction's fit over a wider space, `KernelFamily::compiled_configs`).
+    pub fn over(
+        candidates: Vec<Candidate>,
+        family: &'a dyn KernelFamily,
+        gpu: &GpuDesc,
+        params: &ModelParams,
+        constants: &ModelConstants,
+        variant: Variant,
+        dtype: Dtype,
+    ) -> Result<Selector<'a>, NoFeasibleConfig> {
         let mut tiles: Vec<TileEntry> = Vec::new();
-        for c in family.candidates(dtype, gpu) {
+        for c in candidates {
             let t = (c.config.block_m, c.config.block_n, c.config.block_k);
             let idx = match tiles.iter().position(|e| e.tile == t) {
                 Some(i) => i,

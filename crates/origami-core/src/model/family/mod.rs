@@ -311,8 +311,22 @@ pub trait KernelFamily: Sync {
         v
     }
 
-    /// Every config with its feasibility, GROUP_SIZE_M left at 1 (phase 2 sets it).
+    /// Every config the family's compiler table holds, GROUP_SIZE_M 1, in a fixed order:
+    /// a space wider than the one the selection ranks, for fitting the learned correction
+    /// on every launch a sweep timed (`origami-bench fit-correction --fit-space compiled`).
+    /// The space itself (`configs`) for a family without a wider table.
+    fn compiled_configs(&self) -> Vec<Config> {
+        self.configs()
+    }
+
+    /// Every config of the space with its feasibility, GROUP_SIZE_M left at 1 (phase 2
+    /// sets it).
     fn candidates(&self, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
+        self.candidates_of(self.configs(), dtype, gpu)
+    }
+
+    /// These configs of the family with their feasibility, by the family's rules.
+    fn candidates_of(&self, configs: Vec<Config>, dtype: Dtype, gpu: &GpuDesc) -> Vec<Candidate> {
         let limit = gpu.smem_per_block_optin_bytes;
         let candidate = |config: Config| {
             let smem = self
@@ -339,7 +353,7 @@ pub trait KernelFamily: Sync {
                 rejected,
             }
         };
-        self.configs().into_iter().map(candidate).collect()
+        configs.into_iter().map(candidate).collect()
     }
 }
 

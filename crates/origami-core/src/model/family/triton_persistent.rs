@@ -91,6 +91,11 @@ impl KernelFamily for TritonTmaFamily {
         }
         v
     }
+    /// The compiler's whole table (`compiled_table.rs`): BLOCK_K 32 to 128, 2 to 5
+    /// stages, every setting of WARP_SPECIALIZE, FLATTEN and EPILOGUE_SUBTILE.
+    fn compiled_configs(&self) -> Vec<Config> {
+        compiled_table::configs()
+    }
     fn switch_settings(&self) -> Vec<Switches> {
         vec![
             Switches::NONE,
@@ -226,6 +231,43 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("compute capability 9")));
+    }
+
+    #[test]
+    fn the_compiled_configs_are_the_whole_table_judged_as_the_space_is() {
+        let h100 = preset("h100-sxm").unwrap().gpu;
+        let wide = TritonTmaFamily.compiled_configs();
+        assert_eq!(wide.len(), 1344);
+        // every config of the space the compiler was asked about (not those whose operand
+        // ring alone is beyond an H100's shared memory)
+        assert_eq!(
+            TritonTmaFamily
+                .configs()
+                .iter()
+                .filter(|c| wide.contains(c))
+                .count(),
+            124
+        );
+        let cands = TritonTmaFamily.candidates_of(wide, Dtype::Fp16, &h100);
+        // the 1051 that compile without spilling within an H100's shared memory: the
+        // configs the dense seed sweep timed (results/h100/triton-tma/dense-seed)
+        assert_eq!(cands.iter().filter(|c| c.feasible()).count(), 1051);
+        let find = |s: &str| {
+            let want = Config {
+                group_m: 1,
+                ..parse_config(s).unwrap()
+            };
+            cands.iter().find(|c| c.config == want).unwrap()
+        };
+        // outside the space, priced from the compiler's numbers
+        let ws = find("64x64x32,w4,s2,warp_specialize");
+        assert!(ws.feasible(), "{ws:?}");
+        assert_eq!((ws.registers, ws.smem_bytes), (Some(168), 33080));
+        let spills = find("128x256x32,w4,s2");
+        assert!(
+            spills.rejected.as_deref().unwrap().starts_with("spills"),
+            "{spills:?}"
+        );
     }
 
     #[test]

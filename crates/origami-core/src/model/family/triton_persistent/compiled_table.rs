@@ -112,6 +112,26 @@ pub fn compiled(c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<&'static TmaC
     table().get(&key(c))
 }
 
+/// Every config of the table (compiled or not), GROUP_SIZE_M 1, in `Config`'s order.
+pub fn configs() -> Vec<Config> {
+    let mut v: Vec<Config> = table()
+        .keys()
+        .map(|&(bm, bn, bk, w, s, switches)| Config {
+            block_m: bm,
+            block_n: bn,
+            block_k: bk,
+            group_m: 1,
+            num_warps: w,
+            num_stages: s,
+            switches,
+            split_k: 1,
+            stream_k: false,
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
