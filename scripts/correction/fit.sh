@@ -4,7 +4,10 @@
 # target/correction/FAMILY, runs `origami-bench fit-correction`, writes the report to
 # results/h100/correction/FAMILY.txt and, with --write, the file the selection embeds
 # (calibrations/fitted/h100-FAMILY-correction.json).
-# Usage: scripts/correction/fit.sh hopper|triton-tma [--write]   (after cargo build --release)
+# FIT_SPACE=compiled fits on every compiled config the seed sweep timed (`--fit-space
+# compiled`), its report in results/h100/correction/FAMILY-compiled-space.txt.
+# Usage: [FIT_SPACE=compiled] scripts/correction/fit.sh hopper|triton-tma [--write]
+# (after cargo build --release)
 set -euo pipefail
 family=${1:-}
 case "$family" in
@@ -27,5 +30,11 @@ first=1
 for s in "${sweeps[@]}"; do
   if [[ $first == 1 ]]; then zcat "$s/configs.csv.gz"; first=0; else zcat "$s/configs.csv.gz" | tail -n +2; fi
 done > "$dir/configs.csv"
+space=()
+report=results/h100/correction/$family.txt
+if [[ -n "${FIT_SPACE:-}" ]]; then
+  space=(--fit-space "$FIT_SPACE")
+  report=results/h100/correction/$family-$FIT_SPACE-space.txt
+fi
 "$bench" fit-correction --out "$dir" --fit-set seed_shapes --family "$family" --gpu h100-sxm \
-  "${write[@]}" | tee "results/h100/correction/$family.txt"
+  "${space[@]}" "${write[@]}" | tee "$report"
