@@ -7,7 +7,9 @@
 # --objective ... --top N --gpu h100-sxm`, its text kept as picks-MxNxK-OBJECTIVE.txt), each timed beside
 # cuBLAS and its energy measured over an ENERGY_S-second window (`origami-bench run
 # --energy-s`, checked against cuBLAS). Scored on a CPU by scripts/energy/candidates_score.py.
-# Binaries carried as target/devbin/*.xz. Usage: ENERGY_S=1 candidates_check.sh NAME FILE
+# EXTRA=CSV adds its M,N,K,CONFIG lines to their shapes' candidates (e.g. another rule's
+# picks, measured in the same window series). Binaries carried as target/devbin/*.xz.
+# Usage: ENERGY_S=1 [EXTRA=CSV] candidates_check.sh NAME FILE
 set -u
 source scripts/device_lib.sh
 devbin_ready origami-bench origami-select
@@ -25,7 +27,8 @@ grep -v '^#' "$file" | while IFS=, read -r m n k; do
             >"$d/picks-$s-$obj.txt" 2>/dev/null
     done
     args=()
-    for c in $(cat "$d"/picks-"$s"-*.txt | awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+x/ {print $2}' | sort -u); do
+    for c in $({ cat "$d"/picks-"$s"-*.txt | awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+x/ {print $2}'
+                 [ -n "${EXTRA:-}" ] && grep "^$m,$n,$k," "$EXTRA" | cut -d, -f4-; } | sort -u); do
         args+=(--config "$c")
     done
     timeout 300 target/devbin/origami-bench run "$m" "$n" "$k" --family hopper "${args[@]}" \
