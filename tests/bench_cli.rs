@@ -253,14 +253,17 @@ fn correction_fixture(dir: &std::path::Path) {
         "64x128x32,g8,w4,s3",
         "64x64x64,g8,w4,s2",
     ];
+    write_square_sweep(dir, &launches, &[512, 768, 1024, 1536, 2048]);
+}
+
+/// A sweep's configs.csv in `dir`: `launches` timed on the square seed shapes of `seed`
+/// (M = N, K = 1024) and the held-out 640 and 1280, each launch's time a fixed pattern.
+fn write_square_sweep(dir: &std::path::Path, launches: &[&str], seed: &[u64]) {
     let mut configs = Vec::new();
-    for (set, sizes) in [
-        ("seed_shapes", &[512u64, 768, 1024, 1536, 2048][..]),
-        ("llm_shapes", &[640, 1280][..]),
-    ] {
+    for (set, sizes) in [("seed_shapes", seed), ("llm_shapes", &[640, 1280][..])] {
         for &m in sizes {
             let p = Problem::new(m, m, 1024, Dtype::Fp16).unwrap();
-            configs.extend(timed_rows(set, &p, &launches, |i| {
+            configs.extend(timed_rows(set, &p, launches, |i| {
                 0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64)
             }));
         }
@@ -461,19 +464,7 @@ fn fit_correction_over_the_compiled_space_fits_on_more_launches_and_scores_the_s
         "128x128x32,g8,w8,s2,epilogue_subtile",
         "128x256x32,g8,w4,s2",
     ];
-    let mut configs = Vec::new();
-    for (set, sizes) in [
-        ("seed_shapes", &[512u64, 768, 1024, 1536][..]),
-        ("llm_shapes", &[640, 1280][..]),
-    ] {
-        for &m in sizes {
-            let p = Problem::new(m, m, 1024, Dtype::Fp16).unwrap();
-            configs.extend(timed_rows(set, &p, &launches, |i| {
-                0.001 * m as f64 / 512.0 * (1.0 + ((i * 7 + m as usize) % 5) as f64)
-            }));
-        }
-    }
-    files::write_csv(&d.join(files::CONFIGS_CSV), &configs).unwrap();
+    write_square_sweep(&d, &launches, &[512, 768, 1024, 1536]);
     let dir = d.to_str().unwrap();
     let fit = |space: &str| {
         let o = cmd()

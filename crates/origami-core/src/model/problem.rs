@@ -233,6 +233,27 @@ impl fmt::Display for Switches {
 }
 
 impl Config {
+    /// A launch of a family's space as it is enumerated: GROUP_SIZE_M 1 (phase 2 sets it),
+    /// no split-K, no Stream-K.
+    pub fn launch(
+        tile: (u32, u32, u32),
+        num_warps: u32,
+        num_stages: u32,
+        switches: Switches,
+    ) -> Config {
+        Config {
+            block_m: tile.0,
+            block_n: tile.1,
+            block_k: tile.2,
+            group_m: 1,
+            num_warps,
+            num_stages,
+            switches,
+            split_k: 1,
+            stream_k: false,
+        }
+    }
+
     /// Tile arithmetic intensity 2 BM BN BK / (BM BK + BN BK + BM BN) (element units, as
     /// the Origami ranking uses it).
     pub fn tile_intensity(&self) -> f64 {

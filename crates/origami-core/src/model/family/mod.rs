@@ -285,17 +285,7 @@ pub trait KernelFamily: Sync {
         for (bm, bn, bk) in self.tiles() {
             for &(w, s) in &launches {
                 for &switches in &settings {
-                    let one = Config {
-                        block_m: bm,
-                        block_n: bn,
-                        block_k: bk,
-                        group_m: 1,
-                        num_warps: w,
-                        num_stages: s,
-                        switches,
-                        split_k: 1,
-                        stream_k: false,
-                    };
+                    let one = Config::launch((bm, bn, bk), w, s, switches);
                     for &split_k in self.split_ks() {
                         v.push(Config { split_k, ..one });
                     }

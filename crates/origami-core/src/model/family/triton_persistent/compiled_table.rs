@@ -116,17 +116,7 @@ pub fn compiled(c: &Config, dtype: Dtype, gpu: &GpuDesc) -> Option<&'static TmaC
 pub fn configs() -> Vec<Config> {
     let mut v: Vec<Config> = table()
         .keys()
-        .map(|&(bm, bn, bk, w, s, switches)| Config {
-            block_m: bm,
-            block_n: bn,
-            block_k: bk,
-            group_m: 1,
-            num_warps: w,
-            num_stages: s,
-            switches,
-            split_k: 1,
-            stream_k: false,
-        })
+        .map(|&(bm, bn, bk, w, s, switches)| Config::launch((bm, bn, bk), w, s, switches))
         .collect();
     v.sort();
     v
