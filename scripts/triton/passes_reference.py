@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Held-out references for the triton-tma family from repeated sweeps (CPU only). Reads
+the single-pass sweep (configs.csv.gz of FIRST) and a sweep timed with `tma_sweep.py
+--passes P` (configs.csv.gz and measurements.csv.gz of PASSES, whose pass_us column holds
+every pass's time) and writes two configs.csv files into OUT: `passes.csv`, the P-pass
+sweep's rows as they are (the median of its passes), and `all.csv`, its rows with each
+launch's time the median of the P passes and FIRST's time (launches both timed). Prints
+the Kendall tau-b between FIRST and the P-pass median over each shape's launches (mean
+over shapes, per type), the timing noise the references differ by.
+Usage: passes_reference.py FIRST PASSES OUT"""
+import csv
+import gzip
+import io
+import itertools
+import os
+import statistics
+import sys
+
+
+def rows(path):
+    with gzip.open(path, "rt") as f:
+        return list(csv.DictReader(f))
+
+
+def taub(a, b):
+    c = d = tx = ty = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        dx, dy = a[i] - a[j], b[i] - b[j]
+        if dx == 0 and dy == 0:
+            continue
+        if dx == 0:
+            tx += 1
+        elif dy == 0:
+            ty += 1
+        elif dx * dy > 0:
+            c += 1
+        else:
+            d += 1
+    den = ((c + d + tx) * (c + d + ty)) ** 0.5
+    return (c - d) / den if den else None
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: passes_reference.py FIRST PASSES OUT", file=sys.stderr)
+        sys.exit(2)
+    first, passes, out = sys.argv[1:]
+    key = lambda r: (r["set"], r["m"], r["n"], r["k"], r["dtype"], r["config"])
+    one = {key(r): float(r["measured_ms"]) for r in rows(os.path.join(first, "configs.csv.gz"))
+           if r["passed"] == "1" and r["measured_ms"]}
+    many = rows(os.path.join(passes, "configs.csv.gz"))
+    per_pass = {}
+    for m in rows(os.path.join(passes, "measurements.csv.gz")):
+        if m["status"] == "ok" and m["pass_us"]:
+            k = (m["set"], m["m"], m["n"], m["k"], m["dtype"], m["config"])
+            per_pass[k] = [float(x) / 1e3 for x in m["pass_us"].split()]
+    os.makedirs(out, exist_ok=True)
+    fields = list(many[0].keys())
+    with open(os.path.join(out, "passes.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fields)
+        w.writeheader()
+        w.writerows(many)
+    joined, shapes = [], {}
+    for r in many:
+        k = key(r)
+        if r["passed"] != "1" or k not in one or k not in per_pass:
+            continue
+        r = dict(r)
+        r["measured_ms"] = f"{statistics.median(per_pass[k] + [one[k]]):.6f}"
+        joined.append(r)
+        shapes.setdefault(k[:5], []).append((one[k], statistics.median(per_pass[k])))
+    with open(os.path.join(out, "all.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fields)
+        w.writeheader()
+        w.writerows(joined)
+    for dt in sorted({s[4] for s in shapes}):
+        taus = [taub([a for a, _ in v], [b for _, b in v]) for s, v in shapes.items() if s[4] == dt]
+        taus = [t for t in taus if t is not None]
+        n = sum(len(v) for s, v in shapes.items() if s[4] == dt)
+        p = len(next(iter(per_pass.values())))
+        print(f"{dt}: {len(taus)} shapes, {n} launches in both; the single pass against the "
+              f"{p}-pass median: Kendall tau-b mean {statistics.mean(taus):.3f}")
+
+
+if __name__ == "__main__":
+    main()
