@@ -45,10 +45,19 @@ def main():
         print("usage: passes_reference.py FIRST PASSES OUT", file=sys.stderr)
         sys.exit(2)
     first, passes, out = sys.argv[1:]
+    need = [os.path.join(first, "configs.csv.gz"), os.path.join(passes, "configs.csv.gz"),
+            os.path.join(passes, "measurements.csv.gz")]
+    missing = [f for f in need if not os.path.isfile(f)]
+    if missing:
+        print(f"passes_reference.py: no {missing[0]}", file=sys.stderr)
+        sys.exit(2)
     key = lambda r: (r["set"], r["m"], r["n"], r["k"], r["dtype"], r["config"])
     one = {key(r): float(r["measured_ms"]) for r in rows(os.path.join(first, "configs.csv.gz"))
            if r["passed"] == "1" and r["measured_ms"]}
     many = rows(os.path.join(passes, "configs.csv.gz"))
+    if not many:
+        print(f"passes_reference.py: {passes}/configs.csv.gz has no rows", file=sys.stderr)
+        sys.exit(2)
     per_pass = {}
     for m in rows(os.path.join(passes, "measurements.csv.gz")):
         if m["status"] == "ok" and m["pass_us"]:
