@@ -36,6 +36,11 @@ def main():
     if not news:
         print(f"compare_builds_summary.py: no *-new.txt in {sys.argv[1]}", file=sys.stderr)
         sys.exit(2)
+    for new in news:
+        old = new[: -len("-new.txt")] + "-old.txt"
+        if not os.path.isfile(old):
+            print(f"compare_builds_summary.py: no {old} beside {new}", file=sys.stderr)
+            sys.exit(2)
     print(f"{'shape-type':24s} {'config':30s} {'old med':>8s} {'new med':>8s} {'new/old':>7s}"
           f" {'old min':>8s} {'new min':>8s} {'new/old':>7s} {'cuB/old':>7s} {'cuB/new':>7s}")
     ratios = []

@@ -10,34 +10,17 @@ over shapes, per type), the timing noise the references differ by.
 Usage: passes_reference.py FIRST PASSES OUT"""
 import csv
 import gzip
-import io
-import itertools
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tau_analysis import taub  # noqa: E402
 
 
 def rows(path):
     with gzip.open(path, "rt") as f:
         return list(csv.DictReader(f))
-
-
-def taub(a, b):
-    c = d = tx = ty = 0
-    for i, j in itertools.combinations(range(len(a)), 2):
-        dx, dy = a[i] - a[j], b[i] - b[j]
-        if dx == 0 and dy == 0:
-            continue
-        if dx == 0:
-            tx += 1
-        elif dy == 0:
-            ty += 1
-        elif dx * dy > 0:
-            c += 1
-        else:
-            d += 1
-    den = ((c + d + tx) * (c + d + ty)) ** 0.5
-    return (c - d) / den if den else None
 
 
 def main():
@@ -83,8 +66,9 @@ def main():
         w.writeheader()
         w.writerows(joined)
     for dt in sorted({s[4] for s in shapes}):
-        taus = [taub([a for a, _ in v], [b for _, b in v]) for s, v in shapes.items() if s[4] == dt]
-        taus = [t for t in taus if t is not None]
+        # tau-b is defined where neither side has every launch tied
+        pairs = [([a for a, _ in v], [b for _, b in v]) for s, v in shapes.items() if s[4] == dt]
+        taus = [taub(a, b) for a, b in pairs if len(set(a)) > 1 and len(set(b)) > 1]
         n = sum(len(v) for s, v in shapes.items() if s[4] == dt)
         p = len(next(iter(per_pass.values())))
         print(f"{dt}: {len(taus)} shapes, {n} launches in both; the single pass against the "

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::exit::Failure;
 use crate::model::energy::EnergyPrediction;
 use crate::model::objective::{
-    front_of, pool_then_key, price_all, price_of, EnergyPlan, Objective,
+    first_rank_then_key, front_of, price_all, price_of, EnergyPlan, Objective,
 };
 use crate::model::problem::parse_config;
 use crate::model::Problem;
@@ -176,7 +176,7 @@ pub fn compare(
                 !any_in_guard || objective.first_rank(r.predicted_in_guard, r.predicted_capped)
             };
             rows.iter()
-                .min_by(|a, b| pool_then_key((first(a), key(a)), (first(b), key(b))))
+                .min_by(|a, b| first_rank_then_key((first(a), key(a)), (first(b), key(b))))
                 .expect("a group has a row")
         };
         let picked = pick_by(Objective::Energy, &|r| r.predicted_mj);
@@ -330,6 +330,15 @@ mod tests {
         r
     }
 
+    /// One shape, three configs measured (1 ms, 10 mJ), (2 ms, 8 mJ), (3 ms, 9 mJ).
+    fn three_rows() -> Vec<ConfigRow> {
+        vec![
+            row(64, "a", 10.0, 1.0),
+            row(64, "b", 8.0, 2.0),
+            row(64, "c", 9.0, 3.0),
+        ]
+    }
+
     fn pred(mj: f64, us: f64) -> (EnergyPrediction, bool) {
         (pred_only(mj, us), true)
     }
@@ -350,14 +359,10 @@ mod tests {
 
     #[test]
     fn ratios_taus_picks_and_fronts() {
-        // one shape, three configs: measured (1 ms, 10 mJ), (2 ms, 8 mJ), (3 ms, 9 mJ);
-        // predicted 11, 9, 10 mJ (same order: tau 1) at the measured times x 1000
-        let rows = vec![
-            row(64, "a", 10.0, 1.0),
-            row(64, "b", 8.0, 2.0),
-            row(64, "c", 9.0, 3.0),
-            row(128, "x", 5.0, 1.0),
-        ];
+        // the three configs predicted 11, 9, 10 mJ (same order: tau 1) at the measured
+        // times x 1000; a fourth row on another shape the model does not price
+        let mut rows = three_rows();
+        rows.push(row(128, "x", 5.0, 1.0));
         let c = compare(&rows, |r| match r.config.as_str() {
             "a" => Some(pred(11.0, 1000.0)),
             "b" => Some(pred(9.0, 2000.0)),
@@ -384,11 +389,7 @@ mod tests {
 
     #[test]
     fn a_wrong_energy_order_scores_its_pick_below_one() {
-        let rows = vec![
-            row(64, "a", 10.0, 1.0),
-            row(64, "b", 8.0, 2.0),
-            row(64, "c", 9.0, 3.0),
-        ];
+        let rows = three_rows();
         // the model rates a least: its measured 10 mJ against the least 8
         let c = compare(&rows, |r| match r.config.as_str() {
             "a" => Some(pred(5.0, 1000.0)),
@@ -402,11 +403,7 @@ mod tests {
 
     #[test]
     fn the_sustained_pick_is_taken_in_the_time_picks_pool_first() {
-        let rows = vec![
-            row(64, "a", 10.0, 1.0),
-            row(64, "b", 8.0, 2.0),
-            row(64, "c", 9.0, 3.0),
-        ];
+        let rows = three_rows();
         // c is predicted fastest but lies outside the correction's guard: the sustained
         // pick is a (the fastest inside), the energy pick still the least predicted energy
         // (c runs below the power limit)
@@ -423,11 +420,7 @@ mod tests {
 
     #[test]
     fn the_energy_pick_passes_over_capped_configs_outside_the_pool() {
-        let rows = vec![
-            row(64, "a", 10.0, 1.0),
-            row(64, "b", 8.0, 2.0),
-            row(64, "c", 9.0, 3.0),
-        ];
+        let rows = three_rows();
         let capped = |mj, us| EnergyPrediction {
             capped: true,
             ..pred_only(mj, us)

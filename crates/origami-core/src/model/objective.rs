@@ -170,7 +170,7 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
     if !plan.keeps_time_pick() {
         v.sort_by(|a, b| {
             let first = |x: &Priced| plan.objective.first_rank(x.in_guard, x.energy.capped);
-            pool_then_key(
+            first_rank_then_key(
                 (first(a), plan.key(&a.energy)),
                 (first(b), plan.key(&b.energy)),
             )
@@ -181,7 +181,7 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan) -> Vec<Priced> {
 
 /// The objectives' order: a config of the first rank (`true`, [`Objective::first_rank`])
 /// before one outside it, then the smaller key (`rank`, and `origami-bench energy`'s picks).
-pub fn pool_then_key(a: (bool, f64), b: (bool, f64)) -> std::cmp::Ordering {
+pub fn first_rank_then_key(a: (bool, f64), b: (bool, f64)) -> std::cmp::Ordering {
     b.0.cmp(&a.0).then(a.1.total_cmp(&b.1))
 }
 
@@ -263,16 +263,7 @@ mod tests {
     /// pick's 128x224 and measured 11 % above it, results/h100/energy/spread2s-stmatrix/llm).
     #[test]
     fn objectives_rank_their_first_rank_first() {
-        let set = setup(&SetupRequest {
-            device: None,
-            gpu_name: Some("h100-sxm".into()),
-            override_file: None,
-            family: "hopper".into(),
-            model: "origami".into(),
-            no_fitted: false,
-            calibration_only: false,
-        })
-        .unwrap();
+        let set = setup(&SetupRequest::on_preset("h100-sxm", "hopper")).unwrap();
         let s = set.selector(Dtype::Fp16).unwrap();
         assert!(
             s.correction().is_some(),
