@@ -43,6 +43,28 @@ def test_medians_of_the_passes_and_of_all_four(tmp_path):
     assert joined == {"a": 0.0115, "b": 0.0115, "c": 0.0395}
 
 
+def test_an_extra_single_pass_joins_the_median_where_it_timed_the_launch(tmp_path):
+    first, passes, extra, out = (tmp_path / d for d in ("first", "passes", "extra", "out"))
+    for d in (first, passes, extra):
+        d.mkdir()
+    gz(first / "configs.csv.gz", CONFIGS + "s,1,2,3,fp16,a,0.010,1\ns,1,2,3,fp16,b,0.020,1\n")
+    gz(passes / "configs.csv.gz", CONFIGS + "s,1,2,3,fp16,a,0.012,1\ns,1,2,3,fp16,b,0.011,1\n")
+    gz(passes / "measurements.csv.gz", MEAS + "s,1,2,3,fp16,a,ok,12 13 11\n"
+       "s,1,2,3,fp16,b,ok,11 10 12\n")
+    # the extra sweep timed a (at 0.030) and b failed there
+    gz(extra / "configs.csv.gz", CONFIGS + "s,1,2,3,fp16,a,0.030,1\ns,1,2,3,fp16,b,,0\n")
+    p = subprocess.run([sys.executable, SCRIPT, str(first), str(passes), str(out), str(extra)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert f"{extra}: joined the median of 1 launches" in p.stdout
+    joined = {r["config"]: float(r["measured_ms"]) for r in csv.DictReader(open(out / "all.csv"))}
+    # a: median of 0.010, 0.011, 0.012, 0.013, 0.030; b: of 0.010, 0.011, 0.012, 0.020
+    assert joined == {"a": 0.012, "b": 0.0115}
+    p = subprocess.run([sys.executable, SCRIPT, str(first), str(passes), str(out),
+                        str(tmp_path / "none")], capture_output=True, text=True)
+    assert p.returncode == 2 and "none" in p.stderr
+
+
 def test_missing_inputs_are_one_line_and_exit_2(tmp_path):
     p = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True)
     assert p.returncode == 2

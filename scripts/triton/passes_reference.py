@@ -4,10 +4,12 @@ the single-pass sweep (configs.csv.gz of FIRST) and a sweep timed with `tma_swee
 --passes P` (configs.csv.gz and measurements.csv.gz of PASSES, whose pass_us column holds
 every pass's time) and writes two configs.csv files into OUT: `passes.csv`, the P-pass
 sweep's rows as they are (the median of its passes), and `all.csv`, its rows with each
-launch's time the median of the P passes and FIRST's time (launches both timed). Prints
-the Kendall tau-b between FIRST and the P-pass median over each shape's launches (mean
-over shapes, per type), the timing noise the references differ by.
-Usage: passes_reference.py FIRST PASSES OUT"""
+launch's time the median of the P passes and FIRST's time (launches both timed); each
+EXTRA single-pass sweep (configs.csv.gz) joins that median where it timed the launch (the
+dense seed sweep beside the seed list's passes). Prints the Kendall tau-b between FIRST
+and the P-pass median over each shape's launches (mean over shapes, per type), the timing
+noise the references differ by, and how many launches each EXTRA joined.
+Usage: passes_reference.py FIRST PASSES OUT [EXTRA ...]"""
 import csv
 import gzip
 import os
@@ -24,19 +26,28 @@ def rows(path):
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: passes_reference.py FIRST PASSES OUT", file=sys.stderr)
+    if len(sys.argv) < 4:
+        print("usage: passes_reference.py FIRST PASSES OUT [EXTRA ...]", file=sys.stderr)
         sys.exit(2)
-    first, passes, out = sys.argv[1:]
+    first, passes, out = sys.argv[1:4]
+    extras = sys.argv[4:]
     need = [os.path.join(first, "configs.csv.gz"), os.path.join(passes, "configs.csv.gz"),
             os.path.join(passes, "measurements.csv.gz")]
+    need += [os.path.join(e, "configs.csv.gz") for e in extras]
     missing = [f for f in need if not os.path.isfile(f)]
     if missing:
         print(f"passes_reference.py: no {missing[0]}", file=sys.stderr)
         sys.exit(2)
     key = lambda r: (r["set"], r["m"], r["n"], r["k"], r["dtype"], r["config"])
-    one = {key(r): float(r["measured_ms"]) for r in rows(os.path.join(first, "configs.csv.gz"))
-           if r["passed"] == "1" and r["measured_ms"]}
+
+    def timed(folder):
+        return {key(r): float(r["measured_ms"])
+                for r in rows(os.path.join(folder, "configs.csv.gz"))
+                if r["passed"] == "1" and r["measured_ms"]}
+
+    one = timed(first)
+    more = [timed(e) for e in extras]
+    joined_by = [0] * len(extras)
     many = rows(os.path.join(passes, "configs.csv.gz"))
     if not many:
         print(f"passes_reference.py: {passes}/configs.csv.gz has no rows", file=sys.stderr)
@@ -58,7 +69,12 @@ def main():
         if r["passed"] != "1" or k not in one or k not in per_pass:
             continue
         r = dict(r)
-        r["measured_ms"] = f"{statistics.median(per_pass[k] + [one[k]]):.6f}"
+        times = per_pass[k] + [one[k]]
+        for i, m in enumerate(more):
+            if k in m:
+                times.append(m[k])
+                joined_by[i] += 1
+        r["measured_ms"] = f"{statistics.median(times):.6f}"
         joined.append(r)
         shapes.setdefault(k[:5], []).append((one[k], statistics.median(per_pass[k])))
     with open(os.path.join(out, "all.csv"), "w", newline="") as f:
@@ -73,6 +89,8 @@ def main():
         p = len(next(iter(per_pass.values())))
         print(f"{dt}: {len(taus)} shapes, {n} launches in both; the single pass against the "
               f"{p}-pass median: Kendall tau-b mean {statistics.mean(taus):.3f}")
+    for e, n in zip(extras, joined_by):
+        print(f"{e}: joined the median of {n} launches")
 
 
 if __name__ == "__main__":
