@@ -14,9 +14,10 @@ use serde::Serialize;
 use crate::exit::Failure;
 use crate::model::energy::EnergyPrediction;
 use crate::model::objective::{
-    first_rank_then_key, front_of, price_all, price_of, EnergyPlan, Objective,
+    first_rank_then_key, front_of, leaves_time_pick, price_all, price_of, same_launch, EnergyPlan,
+    Objective,
 };
-use crate::model::problem::parse_config;
+use crate::model::problem::{parse_config, Config};
 use crate::model::Problem;
 use crate::stats::{kendall_tau_b, median};
 
@@ -47,6 +48,9 @@ pub struct EnergyRow {
     /// In the time pick's pool (the learned correction's guard; `objective::Priced`): the
     /// sustained-time pick is taken among these first.
     pub predicted_in_guard: bool,
+    /// The model's time pick (the same launch, any GROUP_SIZE_M): each objective's pick
+    /// leaves it only for a predicted saving beyond `objective::DEPARTURE_MARGIN`.
+    pub predicted_time_pick: bool,
     /// Whether the config is on the measured / the predicted front of its shape.
     pub measured_front: bool,
     pub predicted_front: bool,
@@ -91,10 +95,11 @@ pub struct EnergyCheck {
     pub unpriced: usize,
 }
 
-/// Compare the measured rows with `predict`'s energy of each (`None`: not priced).
+/// Compare the measured rows with `predict`'s energy of each, whether it lies in the time
+/// pick's pool, and whether it is the time pick (`None`: not priced).
 pub fn compare(
     rows: &[ConfigRow],
-    mut predict: impl FnMut(&ConfigRow) -> Option<(EnergyPrediction, bool)>,
+    mut predict: impl FnMut(&ConfigRow) -> Option<(EnergyPrediction, bool, bool)>,
 ) -> EnergyCheck {
     let mut groups: Vec<(ShapeKey, Vec<(EnergyRow, f64)>)> = Vec::new();
     let mut unpriced = 0;
@@ -105,7 +110,7 @@ pub fn compare(
         if r.passed != 1 || !(mj.is_finite() && mj > 0.0) {
             continue;
         }
-        let Some((e, in_guard)) = predict(r) else {
+        let Some((e, in_guard, time_pick)) = predict(r) else {
             unpriced += 1;
             continue;
         };
@@ -126,6 +131,7 @@ pub fn compare(
             predicted_time_us: e.time_us,
             predicted_capped: e.capped,
             predicted_in_guard: in_guard,
+            predicted_time_pick: time_pick,
             measured_front: false,
             predicted_front: false,
         };
@@ -171,13 +177,24 @@ pub fn compare(
         // first (`Objective::first_rank`); a sweep that timed none of the time pick's pool
         // scores each pick by its key alone (the selection's pool always has a member)
         let any_in_guard = rows.iter().any(|r| r.predicted_in_guard);
+        // and the time pick kept unless the best saves more than the margin
+        // (`objective::leaves_time_pick`), where the sweep timed it
         let pick_by = |objective: Objective, key: &dyn Fn(&EnergyRow) -> f64| {
             let first = |r: &EnergyRow| {
                 !any_in_guard || objective.first_rank(r.predicted_in_guard, r.predicted_capped)
             };
-            rows.iter()
+            let best = rows
+                .iter()
                 .min_by(|a, b| first_rank_then_key((first(a), key(a)), (first(b), key(b))))
-                .expect("a group has a row")
+                .expect("a group has a row");
+            match rows
+                .iter()
+                .filter(|r| r.predicted_time_pick)
+                .min_by(|a, b| key(a).total_cmp(&key(b)))
+            {
+                Some(t) if !leaves_time_pick(key(best), key(t)) => t,
+                _ => best,
+            }
         };
         let picked = pick_by(Objective::Energy, &|r| r.predicted_mj);
         let picked_t = pick_by(Objective::Sustained, &|r| r.predicted_sustained_us);
@@ -293,20 +310,27 @@ pub fn check_folder(
         costs,
     };
     let sel = set.selector(dtype)?;
-    let mut cache: Vec<(ShapeKey, Vec<crate::model::objective::Priced>)> = Vec::new();
+    // per shape: every feasible config priced, and the time pick
+    type Shape = (
+        ShapeKey,
+        Vec<crate::model::objective::Priced>,
+        Option<Config>,
+    );
+    let mut cache: Vec<Shape> = Vec::new();
     Ok(compare(&rows, |r| {
         let config = parse_config(&r.config).ok()?;
         let key = r.key();
-        if !cache.iter().any(|(k, _)| *k == key) {
+        if !cache.iter().any(|(k, _, _)| *k == key) {
             let p = Problem::new(r.m, r.n, r.k, dtype).ok()?;
-            let priced = sel
-                .select(&p, false)
-                .map(|s| price_all(&sel, &s, &plan))
-                .unwrap_or_default();
-            cache.push((key.clone(), priced));
+            let (priced, time_pick) = match sel.select(&p, false) {
+                Ok(s) => (price_all(&sel, &s, &plan), Some(s.pick.config)),
+                Err(_) => (Vec::new(), None),
+            };
+            cache.push((key.clone(), priced, time_pick));
         }
-        let (_, priced) = cache.iter().find(|(k, _)| *k == key)?;
-        price_of(priced, &config).map(|x| (x.energy, x.in_guard))
+        let (_, priced, time_pick) = cache.iter().find(|(k, _, _)| *k == key)?;
+        let is_time_pick = time_pick.as_ref().is_some_and(|t| same_launch(t, &config));
+        price_of(priced, &config).map(|x| (x.energy, x.in_guard, is_time_pick))
     }))
 }
 
@@ -339,8 +363,8 @@ mod tests {
         ]
     }
 
-    fn pred(mj: f64, us: f64) -> (EnergyPrediction, bool) {
-        (pred_only(mj, us), true)
+    fn pred(mj: f64, us: f64) -> (EnergyPrediction, bool, bool) {
+        (pred_only(mj, us), true, false)
     }
 
     fn pred_only(mj: f64, us: f64) -> EnergyPrediction {
@@ -408,9 +432,9 @@ mod tests {
         // pick is a (the fastest inside), the energy pick still the least predicted energy
         // (c runs below the power limit)
         let c = compare(&rows, |r| match r.config.as_str() {
-            "a" => Some((pred_only(11.0, 1500.0), true)),
-            "b" => Some((pred_only(9.0, 2500.0), true)),
-            _ => Some((pred_only(7.0, 500.0), false)),
+            "a" => Some((pred_only(11.0, 1500.0), true, false)),
+            "b" => Some((pred_only(9.0, 2500.0), true, false)),
+            _ => Some((pred_only(7.0, 500.0), false, false)),
         });
         let s = &c.shapes[0];
         assert_eq!(s.sustained_pick, 1.0);
@@ -428,18 +452,40 @@ mod tests {
         // c: least predicted energy, but capped and outside the guard: b, the least of the
         // rest (in the pool or below the limit), is the energy pick
         let c = compare(&rows, |r| match r.config.as_str() {
-            "a" => Some((capped(11.0, 1500.0), true)),
-            "b" => Some((pred_only(9.0, 2500.0), false)),
-            _ => Some((capped(7.0, 500.0), false)),
+            "a" => Some((capped(11.0, 1500.0), true, false)),
+            "b" => Some((pred_only(9.0, 2500.0), false, false)),
+            _ => Some((capped(7.0, 500.0), false, false)),
         });
         assert_eq!(c.shapes[0].energy_pick_config, "b");
         assert_eq!(c.shapes[0].energy_pick, 1.0);
         // a sweep that timed none of the pool scores the pick by its energy alone
         let c = compare(&rows, |r| match r.config.as_str() {
-            "a" => Some((capped(11.0, 1500.0), false)),
-            "b" => Some((pred_only(9.0, 2500.0), false)),
-            _ => Some((capped(7.0, 500.0), false)),
+            "a" => Some((capped(11.0, 1500.0), false, false)),
+            "b" => Some((pred_only(9.0, 2500.0), false, false)),
+            _ => Some((capped(7.0, 500.0), false, false)),
         });
         assert_eq!(c.shapes[0].energy_pick_config, "c");
+    }
+
+    #[test]
+    fn the_time_pick_stays_unless_the_best_saves_more_than_the_margin() {
+        // three_rows measures a 10 mJ, b 8 mJ, c 9 mJ; a is the time pick
+        let rows = three_rows();
+        let with = |b_mj: f64| {
+            compare(&rows, move |r| match r.config.as_str() {
+                "a" => Some((pred_only(10.0, 1000.0), true, true)),
+                "b" => Some((pred_only(b_mj, 2000.0), true, false)),
+                _ => Some((pred_only(11.0, 3000.0), true, false)),
+            })
+        };
+        // b predicted 5 % below a: within the margin, the time pick stays (8 / 10 measured)
+        let c = with(9.5);
+        assert_eq!(c.shapes[0].energy_pick_config, "a");
+        assert!((c.shapes[0].energy_pick - 0.8).abs() < 1e-12);
+        assert!(c.rows.iter().any(|r| r.predicted_time_pick));
+        // b predicted 10 % below: it leaves the time pick
+        let c = with(9.0);
+        assert_eq!(c.shapes[0].energy_pick_config, "b");
+        assert_eq!(c.shapes[0].energy_pick, 1.0);
     }
 }

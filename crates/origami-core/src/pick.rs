@@ -563,7 +563,7 @@ impl PickJob {
             r.energy = Some(x.energy);
             r
         });
-        let ranked = objective::rank(&priced, plan);
+        let ranked = objective::rank(&priced, plan, Some(&sel.pick.config));
         let best = objective::pick(s, sel, &ranked);
         let mut order: Vec<Ranked> = ranked.into_iter().map(|x| x.ranked).collect();
         if plan.keeps_time_pick() {
