@@ -77,3 +77,46 @@ l2_read_sms(const uint4* __restrict__ buf, u32 mask, u64 n_vec, u32 chunk_vec, u
     }
     if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
 }
+
+// Row-segment variant `l2_read_rows` (origami-calibrate --only l2-rows): the loads of a
+// GEMM tile whose rows are short. A tile of BLOCK_K = 16 fp16 columns reads 32 contiguous
+// bytes of each row, the next row one pitch (K x 2 bytes) further, so a warp's 16-byte
+// loads touch a new 128-byte line every two threads. The grid fills all SMs; linear
+// vector j of a pass (j = thread + step, masked to the footprint of n_vec vectors, a power
+// of two, L2-resident) is mapped to segment r = j >> seg_shift, vector c = j & (2^seg_shift
+// - 1) of it, and read at row (r mod R) of a 2^pitch_shift-vector pitch (R = n_vec /
+// pitch), column ((r div R) << seg_shift) + c: a bijection of the footprint, so each pass
+// reads every vector once, in segments of 2^seg_shift vectors that start a pitch apart.
+// seg_shift = pitch_shift reads the footprint in order (the contiguous reference).
+// Same loads, unroll and rotation as `l2_read`; bytes = passes x steps x threads x
+// L2_UNROLL x 16.
+extern "C" __global__ void __launch_bounds__(512)
+l2_read_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_shift,
+             u32 passes, u32* sink) {
+    const u32 mask = n_vec - 1;
+    const u32 rows_shift = (31u - (u32)__clz(n_vec)) - pitch_shift;
+    const u32 row_mask = (1u << rows_shift) - 1u;
+    const u32 pitch_mask = (1u << pitch_shift) - 1u;
+    const u32 seg_mask = (1u << seg_shift) - 1u;
+    const u32 nthreads = gridDim.x * blockDim.x;
+    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 acc = 0;
+    for (u32 p = 0; p < passes; ++p) {
+        const u32 base = tid + p * (blockDim.x * 5u);
+        for (u32 i = 0; i < n_vec; i += nthreads * L2_UNROLL) {
+            uint4 v[L2_UNROLL];
+#pragma unroll
+            for (int u = 0; u < L2_UNROLL; ++u) {
+                const u32 j = (base + i + (u32)u * nthreads) & mask;
+                const u32 r = j >> seg_shift;
+                const u32 col = (((r >> rows_shift) << seg_shift) + (j & seg_mask)) & pitch_mask;
+                v[u] = origami_ld_cg(buf + (((r & row_mask) << pitch_shift) + col));
+            }
+#pragma unroll
+            for (int u = 0; u < L2_UNROLL; ++u) {
+                acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+            }
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[tid & 1023u] = acc;
+}

@@ -45,6 +45,10 @@ pub enum Bench {
     /// L2 bandwidth vs active SMs, the exponent of the model's L2 share law
     /// (csrc/l2_bw.cu). Not in the default run.
     L2Sms,
+    /// L2 bandwidth vs the length of the rows read (32-256 B segments a pitch apart, as a
+    /// tile of short K rows reads), the model's L2 row efficiencies (csrc/l2_bw.cu). Not in
+    /// the default run.
+    L2Rows,
     /// Pointer-chase latencies (csrc/pointer_chase.cu).
     Latency,
     /// The L2 and DRAM chases while every other SM streams memory (csrc/pointer_chase.cu).
@@ -74,7 +78,7 @@ pub enum Bench {
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 14] = [
+    pub const ALL: [Bench; 15] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -86,6 +90,7 @@ impl Bench {
         Bench::Dram,
         Bench::DramSms,
         Bench::L2Sms,
+        Bench::L2Rows,
         Bench::TcRate,
         Bench::Tma,
         Bench::Energy,

@@ -189,6 +189,21 @@ pub fn summary(doc: &HwDoc) -> String {
             let _ = writeln!(s, "  {}", chunk.join("  "));
         }
     }
+    if let Some(c) = doc.curves.get(super::bench_l2_rows::L2_ROWS_CURVE) {
+        let fit = |k: &str| c.fit.get(k).copied().unwrap_or(f64::NAN);
+        let effs: Vec<String> = super::bench_l2_rows::SEGMENT_BYTES
+            .iter()
+            .map(|b| format!("{b} B {:.3}", fit(&format!("efficiency_{b}b"))))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\n{}: contiguous {:.0} GB/s; rows {} B apart, share of it: {}",
+            super::bench_l2_rows::L2_ROWS_CURVE,
+            fit("contiguous_gbps"),
+            fit("pitch_bytes"),
+            effs.join(", "),
+        );
+    }
     if let Some(c) = doc.curves.get(super::bench_l2_sms::L2_SMS_CURVE) {
         let fit = |k: &str| c.fit.get(k).copied().unwrap_or(f64::NAN);
         let _ = writeln!(

@@ -79,6 +79,13 @@ impl ValueRange {
         max: 1.0,
         max_inclusive: true,
     };
+    /// (0, 1]: shares of a rate that divide a time.
+    pub const SHARE: ValueRange = ValueRange::Interval {
+        min: 0.0,
+        min_inclusive: false,
+        max: 1.0,
+        max_inclusive: true,
+    };
     /// [1, inf): transaction sizes and speedups.
     pub const AT_LEAST_ONE: ValueRange = ValueRange::Interval {
         min: 1.0,
@@ -398,6 +405,13 @@ model_constants! {
     /// bytes count its real rows only (their average over the grid); 0 (default) counts
     /// whole tiles. Kernels that load whole tensor-descriptor boxes always count them.
     tp_masked_rows: f64 = 0.0, Throughput, "switch", SWITCH;
+    /// Throughput model: the share of the L2 rate a tile gets when each of its rows is 32
+    /// contiguous bytes in global memory (BLOCK_K x element bytes; the next row a pitch
+    /// away), as `origami-calibrate --only l2-rows` measures it (1 = the contiguous rate).
+    /// Kernels that load whole tensor-descriptor boxes are not priced by it.
+    tp_l2_row_efficiency_32b: f64 = 1.0, Throughput, "share", SHARE;
+    /// Throughput model: the same for rows of 64 contiguous bytes.
+    tp_l2_row_efficiency_64b: f64 = 1.0, Throughput, "share", SHARE;
     /// Throughput model: 1 when A, B and C stay in L2 between the timed launches if
     /// together they fit (repeated launches on the same buffers): no DRAM bound for them;
     /// 0 (default) charges their compulsory DRAM bytes on every launch (rotated buffers).

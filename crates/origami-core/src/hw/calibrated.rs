@@ -68,6 +68,10 @@ fn kloop_per_warp(doc: &HwDoc) -> Option<(f64, String)> {
 /// read), whose fit carries `l2_active_exponent`.
 pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
 
+/// The curve `origami-calibrate --only l2-rows` writes (L2 bandwidth against the length of
+/// the rows read, segments a pitch apart), whose fit carries `efficiency_<bytes>b`.
+pub const L2_ROWS_CURVE: &str = "l2_read_gbps_vs_row_bytes";
+
 /// The metric of `origami-calibrate --only sync-cost` that prices split-K's second kernel:
 /// microseconds a small dependent reduction adds after a kernel that fills every SM, in a
 /// replayed CUDA graph (csrc/sync_cost.cu's `spin_all` then `reduce_pair`).
@@ -82,6 +86,18 @@ fn l2_active_exponent(doc: &HwDoc) -> Option<f64> {
         .and_then(|c| c.fit.get("l2_active_exponent").copied())
         .filter(|v| v.is_finite())
         .map(|v| v.clamp(0.0, 1.0))
+}
+
+/// The share of the contiguous L2 rate `l2-rows` measured for rows of `bytes` bytes (the
+/// curve's `efficiency_<bytes>b`), clamped to (0, 1]: a segment read faster than the
+/// contiguous reference (within its noise) is priced at the contiguous rate; `None`
+/// without the curve or with a non-positive value.
+fn l2_row_efficiency(doc: &HwDoc, bytes: u32) -> Option<f64> {
+    doc.curves
+        .get(L2_ROWS_CURVE)
+        .and_then(|c| c.fit.get(&format!("efficiency_{bytes}b")).copied())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| v.min(1.0))
 }
 
 /// Dense fp16 wgmma: SM cycles per m16n8k16 per tensor core from `tc-rate`'s best rate
@@ -238,6 +254,25 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "bytes per cycle",
             "32 banks x 4 B (sm_80 and later; not measured: --only smem-bw)".into(),
         ),
+    }
+    for (name, bytes) in [
+        ("tp_l2_row_efficiency_32b", 32),
+        ("tp_l2_row_efficiency_64b", 64),
+    ] {
+        match l2_row_efficiency(doc, bytes) {
+            Some(v) => put(
+                name,
+                v,
+                "share",
+                format!("{L2_ROWS_CURVE} efficiency_{bytes}b {v:.3} (l2-rows)"),
+            ),
+            None => put(
+                name,
+                1.0,
+                "share",
+                "the contiguous rate (not measured: --only l2-rows)".into(),
+            ),
+        }
     }
     for (name, value, unit, why) in [
         (
@@ -440,6 +475,32 @@ mod tests {
             let c = calibrated_constants(&doc).unwrap();
             assert_eq!(get(&c, "tp_l2_active_exponent"), want);
         }
+        // no l2-rows curve: the contiguous rate for every row length
+        assert_eq!(get(&c, "tp_l2_row_efficiency_32b"), 1.0);
+        assert_eq!(get(&c, "tp_l2_row_efficiency_64b"), 1.0);
+    }
+
+    #[test]
+    fn the_l2_rows_curve_gives_the_row_efficiencies() {
+        // the H100's calibration with l2-rows (results/h100/calibrate-l2rows-2026-11-27.json):
+        // 32-byte rows at 0.553 of the contiguous rate, 64-byte rows at it (1.004 -> 1)
+        let text = include_str!("../../../../results/h100/calibrate-l2rows-2026-11-27.json");
+        let mut doc: HwDoc = serde_json::from_str(text).unwrap();
+        let c = calibrated_constants(&doc).unwrap();
+        let get = |c: &[DerivedConstant], n: &str| c.iter().find(|d| d.name == n).unwrap().value;
+        let fit = doc.curves[L2_ROWS_CURVE].fit.clone();
+        assert_eq!(get(&c, "tp_l2_row_efficiency_32b"), fit["efficiency_32b"]);
+        assert!((0.5..0.6).contains(&fit["efficiency_32b"]));
+        assert!(fit["efficiency_64b"] > 1.0);
+        assert_eq!(get(&c, "tp_l2_row_efficiency_64b"), 1.0);
+        ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
+        // a non-positive or missing efficiency falls back to the contiguous rate
+        let curve = doc.curves.get_mut(L2_ROWS_CURVE).unwrap();
+        curve.fit.insert("efficiency_32b".into(), 0.0);
+        curve.fit.remove("efficiency_64b");
+        let c = calibrated_constants(&doc).unwrap();
+        assert_eq!(get(&c, "tp_l2_row_efficiency_32b"), 1.0);
+        assert_eq!(get(&c, "tp_l2_row_efficiency_64b"), 1.0);
     }
 
     #[test]

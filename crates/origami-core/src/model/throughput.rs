@@ -10,7 +10,9 @@
 //!   fragment reads (BM x WARPS_N + BN x WARPS_M) x BK elements, weighted by
 //!   `tp_fragment_read_weight`, over `tp_smem_bytes_per_cycle`) and L2 time (its tiles'
 //!   bytes over the SM's share of l2_perf_ratio, larger when fewer SMs than the GPU has
-//!   run blocks: `tp_l2_active_exponent`); `c` resident blocks ask for `c` times that;
+//!   run blocks: `tp_l2_active_exponent`, and smaller for tiles whose rows are 32 or 64
+//!   contiguous bytes: `tp_l2_row_efficiency_32b` / `_64b`, measured by `origami-calibrate
+//!   --only l2-rows`); `c` resident blocks ask for `c` times that;
 //! - a block cannot iterate faster than one warp's MMA chain (MMAs per warp x
 //!   `tp_warp_mma_cycles` + `tp_iter_latency_cycles`) nor than its pipeline delivers:
 //!   (load round trip + its L2 time) / (S - 1)^`tp_stage_exponent` (Little's law with
@@ -271,7 +273,7 @@ impl BlockCosts {
     pub fn new(l: &LaunchStatic, hw: &ModelInputs<'_>) -> BlockCosts {
         let k = hw.constants;
         let r = rates(hw);
-        let l2_one = l.load_bytes / r.l2_per_sm;
+        let l2_one = l.load_bytes / r.l2_per_sm / row_efficiency(l, k);
         let in_flight = stages_in_flight(l.stages, k.tp_stage_exponent);
         BlockCosts {
             tensor: l.mma_per_iter * r.mma * l.compute_scale
@@ -404,6 +406,32 @@ fn misaligned_row_cycles(p: &Problem, l: &LaunchStatic, k: &ModelConstants) -> f
         k.tp_box_row_cycles_32b
     } else {
         k.tp_box_row_cycles_16b
+    }
+}
+
+/// The share of the L2 rate `l`'s loads get for the length of the rows they read: each
+/// operand's tile row is BLOCK_K contiguous elements in global memory (A is M x K and B is
+/// N x K in every family: K-contiguous), the next row a pitch away;
+/// `tp_l2_row_efficiency_32b` / `_64b` for rows of at most 32 / 64 bytes, 1 for longer ones
+/// and for kernels that load whole tensor-descriptor boxes (the copy engine's path, not
+/// measured so).
+pub fn row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
+    let elements = ((l.bm + l.bn) * l.bk) as f64;
+    if l.whole_boxes || elements <= 0.0 {
+        return 1.0;
+    }
+    let row_bytes = l.bk as f64 * l.load_bytes / elements;
+    let share = if row_bytes <= 32.0 {
+        k.tp_l2_row_efficiency_32b
+    } else if row_bytes <= 64.0 {
+        k.tp_l2_row_efficiency_64b
+    } else {
+        1.0
+    };
+    if share > 0.0 && share.is_finite() {
+        share
+    } else {
+        1.0
     }
 }
 
@@ -1020,6 +1048,53 @@ mod tests {
         assert_eq!(l.load_bytes, 32_768.0);
         // Each of the 2 x 2 warps reads a 64 x 64 A and B fragment of BK = 64.
         assert_eq!(l.fragment_bytes, 4.0 * (64.0 + 64.0) * 64.0 * 2.0);
+    }
+
+    #[test]
+    fn short_rows_get_their_share_of_the_l2_rate() {
+        let mut k = ModelConstants {
+            tp_l2_row_efficiency_32b: 0.5,
+            tp_l2_row_efficiency_64b: 0.8,
+            ..ModelConstants::default()
+        };
+        // fp16 rows of BLOCK_K elements: 16 -> 32 bytes, 32 -> 64, 64 -> 128
+        assert_eq!(
+            row_efficiency(&launch(&cfg("128x128x16,w4,s3"), 2), &k),
+            0.5
+        );
+        assert_eq!(
+            row_efficiency(&launch(&cfg("128x128x32,w4,s3"), 2), &k),
+            0.8
+        );
+        assert_eq!(
+            row_efficiency(&launch(&cfg("128x128x64,w4,s3"), 2), &k),
+            1.0
+        );
+        // whole tensor-descriptor boxes are the copy engine's: not priced so
+        let boxes = launch(&cfg("128x128x16,w4,s3"), 2).with_whole_boxes(true);
+        assert_eq!(row_efficiency(&boxes, &k), 1.0);
+        // the defaults (1) leave every launch at the contiguous rate
+        k = ModelConstants::default();
+        assert_eq!(
+            row_efficiency(&launch(&cfg("128x128x16,w4,s3"), 2), &k),
+            1.0
+        );
+        // the L2 term of one iteration doubles at half the rate
+        let doc = preset("h200").unwrap();
+        let costs = |k: &ModelConstants| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            BlockCosts::new(&launch(&cfg("128x128x16,w4,s3"), 2), &hw).l2
+        };
+        let half = ModelConstants {
+            tp_l2_row_efficiency_32b: 0.5,
+            ..ModelConstants::default()
+        };
+        assert!((costs(&half) - 2.0 * costs(&k)).abs() < 1e-9);
     }
 
     #[test]

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The calibration-only tier (--calibration-only) of the triton and origami families on the
+# H100 sweeps that nothing was fitted on (CPU only): results/h100/triton-auto/classic2 (16 LLM
+# shapes, triton) and results/h100/device-check/whole (6 shapes, origami), lookups with
+# `origami-bench refit --rounds 0 --calibration-only` under each calibration document given
+# (TRITONBLAS_HW_PARAMS), and under the same document without its l2-rows curve (the row
+# efficiencies at 1), so that the curve's own effect reads off beside it.
+# Usage: scripts/calib_only/score_tier.sh DOC.json...   (after cargo build --release)
+set -euo pipefail
+bench=target/release/origami-bench
+[[ -x $bench ]] || { echo "score_tier.sh: no $bench (cargo build --release)" >&2; exit 2; }
+[[ $# -ge 1 ]] || { echo "usage: scripts/calib_only/score_tier.sh DOC.json..." >&2; exit 2; }
+for doc in "$@"; do
+  [[ -f $doc ]] || { echo "score_tier.sh: no $doc" >&2; exit 2; }
+done
+work=target/calib-only-tier
+rm -rf "$work"
+mkdir -p "$work"/{triton,origami}
+zcat results/h100/triton-auto/classic2/configs.csv.gz >"$work/triton/configs.csv"
+if [[ -f results/h100/device-check/whole/configs.csv.gz ]]; then
+  zcat results/h100/device-check/whole/configs.csv.gz >"$work/origami/configs.csv"
+else
+  cp results/h100/device-check/whole/configs.csv "$work/origami/configs.csv"
+fi
+score() { # DOC: one line per family
+  for fam in "triton llm_shapes_shapes" "origami check_shapes"; do
+    set -- $fam
+    printf '%-8s ' "$1"
+    TRITONBLAS_HW_PARAMS=$doc "$bench" refit --out "$work/$1" --fit-set "$2" --family "$1" \
+      --gpu h100-sxm --rounds 0 --calibration-only 2>&1 | grep -m1 'fit set, before  ' |
+      sed 's/fit set, before *//'
+  done
+}
+for doc in "$@"; do
+  echo "# $doc"
+  score
+  python3 - "$doc" "$work/norows.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+had = d.get("curves", {}).pop("l2_read_gbps_vs_row_bytes", None) is not None
+json.dump(d, open(sys.argv[2], "w"))
+print("# the same without its l2-rows curve" if had else "# (no l2-rows curve in it: the same)")
+PY
+  doc=$work/norows.json score
+done

@@ -1,0 +1,188 @@
+//! L2 read bandwidth against the length of the rows read (`origami-calibrate --only
+//! l2-rows`, opt-in; issue 14): what a GEMM tile whose rows are short gets from L2. A tile
+//! of BLOCK_K = 16 fp16 columns reads 32 contiguous bytes of each of its rows, the next
+//! row a pitch further, so its 16-byte loads touch a new 128-byte line every two threads
+//! where a BLOCK_K = 64 tile's touch one every eight. The calibration-only tier's study
+//! found BLOCK_K = 16 launches 1.4 times slower than any rate predicted (docs/
+//! calibration-only.md, "Where it loses"); this benchmark measures the rate itself.
+//!
+//! `csrc/l2_bw.cu`'s `l2_read_rows`: every SM reads an L2-resident footprint (the L2
+//! plateau's, half of L2 rounded down to a power of two) in segments of 32, 64, 128 or 256
+//! bytes that start one pitch (8 KiB, a 4096-column fp16 row) apart, and in order (the
+//! contiguous reference, the `l2` benchmark's access). Metrics
+//! `l2_read_gbps_rows_<bytes>b` and `l2_read_gbps_rows_contiguous`; curve
+//! `l2_read_gbps_vs_row_bytes` whose fit carries each segment's efficiency, its bandwidth
+//! over the contiguous one's (`efficiency_<bytes>b`): the share of the L2 rate a tile with
+//! rows that long gets (`tp_l2_row_efficiency_32b` / `_64b`, `hw::calibrated`).
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::bench::{pow2_floor, Runner};
+use super::results::Results;
+use super::CalibError;
+use crate::gpu::{KernelArgs, LaunchDims};
+use crate::hw::schema::Curve;
+
+/// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
+pub use crate::hw::calibrated::L2_ROWS_CURVE;
+/// Independent loads in flight per thread (`L2_UNROLL` in csrc/l2_bw.cu).
+const L2_UNROLL: u64 = 4;
+/// Threads per block.
+const THREADS: u32 = 512;
+/// The segment lengths measured, bytes (powers of two of 16-byte vectors).
+pub const SEGMENT_BYTES: [u64; 4] = [32, 64, 128, 256];
+/// Bytes from one segment's start to the next's: a 4096-column fp16 row.
+pub const PITCH_BYTES: u64 = 8192;
+/// Each sample's launch runs about this long.
+const LAUNCH_MS: f64 = 2.0;
+
+/// Name of the metric of `bytes`-long segments (`None`: the contiguous reference).
+pub fn l2_rows_metric(bytes: Option<u64>) -> String {
+    match bytes {
+        Some(b) => format!("l2_read_gbps_rows_{b:03}b"),
+        None => "l2_read_gbps_rows_contiguous".into(),
+    }
+}
+
+/// log2 of a power of two.
+fn log2(x: u64) -> u32 {
+    63 - x.leading_zeros()
+}
+
+/// Each segment's bandwidth over the contiguous one's, by segment length; `None` when the
+/// reference is not a positive finite number. A segment whose bandwidth is not positive
+/// and finite is left out.
+pub fn row_efficiencies(segments: &[(u64, f64)], contiguous: f64) -> Option<BTreeMap<u64, f64>> {
+    (contiguous.is_finite() && contiguous > 0.0).then(|| {
+        segments
+            .iter()
+            .filter(|(_, gbps)| gbps.is_finite() && *gbps > 0.0)
+            .map(|&(b, gbps)| (b, gbps / contiguous))
+            .collect()
+    })
+}
+
+impl Runner<'_> {
+    /// csrc/l2_bw.cu `l2_read_rows`: the L2 read bandwidth of every SM reading segments of
+    /// [`SEGMENT_BYTES`] a [`PITCH_BYTES`] pitch apart, and in order, over the L2 plateau's
+    /// footprint; the efficiencies of [`row_efficiencies`] in the curve's fit.
+    pub fn l2_rows(&mut self, res: &mut Results) -> Result<(), CalibError> {
+        let gpu = self.gpu;
+        let k = self.kernel("l2_bw", "l2_read_rows")?;
+        let blocks = self.blocks_for(&k, THREADS)?;
+        let nthreads = u64::from(blocks) * u64::from(THREADS);
+        let footprint = pow2_floor(gpu.props().l2_bytes / 2).max(1 << 20);
+        let buf = self.alloc_u32(footprint)?;
+        self.fill("l2_bw", &buf)?;
+        let sink = gpu.alloc_zeros::<u32>(1024)?;
+        let dims = LaunchDims::linear(blocks, THREADS);
+        let n_vec = footprint / 16;
+        let pitch_shift = log2(PITCH_BYTES / 16);
+        let steps = n_vec.div_ceil(nthreads * L2_UNROLL);
+        let bytes_per_pass = steps * nthreads * L2_UNROLL * 16;
+        let mut segments = Vec::new();
+        let mut contiguous = f64::NAN;
+        let cases: Vec<Option<u64>> = SEGMENT_BYTES
+            .iter()
+            .map(|&b| Some(b))
+            .chain(std::iter::once(None))
+            .collect();
+        for seg in cases {
+            let seg_shift = seg.map_or(pitch_shift, |b| log2(b / 16));
+            let launch = |passes: u32| {
+                gpu.launch(
+                    &k,
+                    dims,
+                    KernelArgs::new()
+                        .buf(&buf)
+                        .u32(n_vec as u32)
+                        .u32(seg_shift)
+                        .u32(pitch_shift)
+                        .u32(passes)
+                        .buf(&sink),
+                )
+            };
+            // the footprint into L2 and the kernel warm, then passes for ~2 ms a launch
+            launch(2)?;
+            let ms = gpu.time_ms(|| launch(4))? / 4.0;
+            let passes = ((LAUNCH_MS / ms.max(1e-4)) as u64).clamp(1, 1 << 20) as u32;
+            let bytes = f64::from(passes) * bytes_per_pass as f64;
+            let policy = self.cfg.policy;
+            let name = l2_rows_metric(seg);
+            let m = self.sampled(&name, "GB/s", policy, |_| {
+                let ms = gpu.time_ms(|| launch(passes))?;
+                Ok(bytes / (ms * 1e-3) / 1e9)
+            })?;
+            let m = m
+                .with(
+                    "segment_bytes",
+                    seg.map_or(json!("contiguous"), |b| json!(b)),
+                )
+                .with("pitch_bytes", PITCH_BYTES)
+                .with("footprint_bytes", footprint)
+                .with("passes", passes)
+                .with("bytes_per_launch", bytes)
+                .with("grid", json!([blocks, THREADS]))
+                .with("loads_in_flight_per_thread", L2_UNROLL);
+            match seg {
+                Some(b) => segments.push((b, m.median())),
+                None => contiguous = m.median(),
+            }
+            res.metrics.push(m);
+        }
+        let eff = row_efficiencies(&segments, contiguous).ok_or_else(|| {
+            CalibError::Measurement("the contiguous L2 read gave no bandwidth".into())
+        })?;
+        let mut fit = BTreeMap::new();
+        for (b, e) in &eff {
+            fit.insert(format!("efficiency_{b}b"), *e);
+        }
+        fit.insert("contiguous_gbps".into(), contiguous);
+        fit.insert("pitch_bytes".into(), PITCH_BYTES as f64);
+        fit.insert("footprint_bytes".into(), footprint as f64);
+        res.curves.insert(
+            L2_ROWS_CURVE.into(),
+            Curve {
+                x_name: "segment_bytes".into(),
+                y_name: "l2_read_gbps".into(),
+                points: segments.iter().map(|&(b, y)| [b as f64, y]).collect(),
+                fit,
+            },
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_names_sort_by_length() {
+        assert_eq!(l2_rows_metric(Some(32)), "l2_read_gbps_rows_032b");
+        assert_eq!(l2_rows_metric(Some(256)), "l2_read_gbps_rows_256b");
+        assert_eq!(l2_rows_metric(None), "l2_read_gbps_rows_contiguous");
+    }
+
+    #[test]
+    fn segments_are_whole_vectors_and_shorter_than_the_pitch() {
+        for b in SEGMENT_BYTES {
+            assert!(b.is_power_of_two() && (16..PITCH_BYTES).contains(&b), "{b}");
+        }
+        assert!(PITCH_BYTES.is_power_of_two());
+        assert_eq!(log2(PITCH_BYTES / 16), 9);
+        assert_eq!(log2(32 / 16), 1);
+    }
+
+    #[test]
+    fn efficiencies_are_shares_of_the_contiguous_rate() {
+        let e = row_efficiencies(&[(32, 3000.0), (64, 4500.0), (128, f64::NAN)], 6000.0).unwrap();
+        assert_eq!(e.get(&32), Some(&0.5));
+        assert_eq!(e.get(&64), Some(&0.75));
+        assert_eq!(e.get(&128), None);
+        assert!(row_efficiencies(&[(32, 1.0)], 0.0).is_none());
+        assert!(row_efficiencies(&[(32, 1.0)], f64::NAN).is_none());
+    }
+}
