@@ -5,7 +5,10 @@
 # `origami-bench refit --rounds 0 --calibration-only` under each calibration document given
 # (TRITONBLAS_HW_PARAMS), and under the same document without its l2-rows curve (the row
 # efficiencies at 1), so that the curve's own effect reads off beside it.
-# Usage: scripts/calib_only/score_tier.sh DOC.json...   (after cargo build --release)
+# GPU=h200 scores the H200 sweeps instead (results/h200/triton-table/fit, 23 seed and 12 LLM
+# shapes, and results/h200/bench, 23 seed and 49 LLM shapes: the fitted tiers' fit sets, on
+# which the tier, fitting nothing, is as held out as on the others).
+# Usage: [GPU=h200] scripts/calib_only/score_tier.sh DOC.json...   (after cargo build --release)
 set -euo pipefail
 bench=target/release/origami-bench
 [[ -x $bench ]] || { echo "score_tier.sh: no $bench (cargo build --release)" >&2; exit 2; }
@@ -22,7 +25,16 @@ if [[ -f results/h100/device-check/whole/configs.csv.gz ]]; then
 else
   cp results/h100/device-check/whole/configs.csv "$work/origami/configs.csv"
 fi
-score() { # DOC: one line per family
+score() { # DOC: one line per family (and list)
+  if [[ ${GPU:-h100} == h200 ]]; then
+    for fam in "triton results/h200/triton-table/fit" "origami results/h200/bench"; do
+      set -- $fam
+      TRITONBLAS_HW_PARAMS=$doc "$bench" refit --out "$2" --fit-set seed_shapes --family "$1" \
+        --gpu h200 --rounds 0 --calibration-only 2>&1 | grep -E '^(fit set|held out), before  ' |
+        grep -v oracle | sed -e "s/^fit set, before */$1 seed /" -e "s/^held out, before */$1 LLM  /"
+    done
+    return
+  fi
   for fam in "triton llm_shapes_shapes" "origami check_shapes"; do
     set -- $fam
     printf '%-8s ' "$1"
