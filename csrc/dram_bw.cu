@@ -127,3 +127,41 @@ dram_read_sms(const uint4* __restrict__ a, u64 offset_vec, u64 n_vec, u32 chunk_
     }
     if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
 }
+
+// Row-segment variant `dram_read_rows` (origami-calibrate --only dram-rows): a GEMM tile's
+// walk along K over operands that stream from DRAM. The footprint (n_bands bands of
+// 2^band_shift rows, each row a pitch of 2^pitch_shift 16-byte vectors; far larger than
+// L2) is read band by band, one block per band at a time: step s of a band reads the s-th
+// segment of 2^seg_shift vectors of each of its rows, the steps in order, as a K loop reads
+// BLOCK_K columns of its tile's rows per iteration. Band vector j (0 <= j < rows x pitch)
+// is step j >> (band_shift + seg_shift), row (j >> seg_shift) mod rows, vector j mod
+// 2^seg_shift of that segment; DRAM_UNROLL loads in flight per thread, a block's 512
+// threads reading consecutive j. seg_shift = pitch_shift reads each band in order (the
+// contiguous reference). Bytes = n_bands x rows x pitch x 16.
+extern "C" __global__ void __launch_bounds__(512)
+dram_read_rows(const uint4* __restrict__ buf, u32 n_bands, u32 band_shift, u32 seg_shift,
+               u32 pitch_shift, u32* sink) {
+    const u32 band_vecs_shift = band_shift + pitch_shift;
+    const u32 n = 1u << band_vecs_shift;
+    const u32 step_shift = band_shift + seg_shift;
+    const u32 step_mask = (1u << step_shift) - 1u;
+    const u32 seg_mask = (1u << seg_shift) - 1u;
+    u32 acc = 0;
+    for (u32 band = blockIdx.x; band < n_bands; band += gridDim.x) {
+        const uint4* base = buf + ((u64)band << band_vecs_shift);
+        for (u32 i = threadIdx.x; i < n; i += blockDim.x * DRAM_UNROLL) {
+            uint4 v[DRAM_UNROLL];
+#pragma unroll
+            for (int u = 0; u < DRAM_UNROLL; ++u) {
+                const u32 j = i + (u32)u * blockDim.x;
+                const u32 rem = j & step_mask;
+                const u32 off = ((rem >> seg_shift) << pitch_shift) +
+                                ((j >> step_shift) << seg_shift) + (rem & seg_mask);
+                v[u] = origami_ld_cg(base + (j < n ? off : 0u));
+            }
+#pragma unroll
+            for (int u = 0; u < DRAM_UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
+}

@@ -3,8 +3,8 @@
 # H100 sweeps that nothing was fitted on (CPU only): results/h100/triton-auto/classic2 (16 LLM
 # shapes, triton) and results/h100/device-check/whole (6 shapes, origami), lookups with
 # `origami-bench refit --rounds 0 --calibration-only` under each calibration document given
-# (TRITONBLAS_HW_PARAMS), and under the same document without its l2-rows curve (the row
-# efficiencies at 1), so that the curve's own effect reads off beside it.
+# (TRITONBLAS_HW_PARAMS), and under the same document without its l2-rows and dram-rows
+# curves (the row efficiencies at 1), so that the curves' own effect reads off beside it.
 # GPU=h200 scores the H200 sweeps instead (results/h200/triton-table/fit, 23 seed and 12 LLM
 # shapes, and results/h200/bench, 23 seed and 49 LLM shapes: the fitted tiers' fit sets, on
 # which the tier, fitting nothing, is as held out as on the others).
@@ -49,9 +49,12 @@ for doc in "$@"; do
   python3 - "$doc" "$work/norows.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-had = d.get("curves", {}).pop("l2_read_gbps_vs_row_bytes", None) is not None
+curves = d.get("curves", {})
+had = [c for c in ("l2_read_gbps_vs_row_bytes", "dram_read_gbps_vs_row_bytes")
+       if curves.pop(c, None) is not None]
 json.dump(d, open(sys.argv[2], "w"))
-print("# the same without its l2-rows curve" if had else "# (no l2-rows curve in it: the same)")
+print(f"# the same without its {' and '.join(had)} curve(s)" if had
+      else "# (no row curve in it: the same)")
 PY
   doc=$work/norows.json score
 done

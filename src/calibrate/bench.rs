@@ -49,6 +49,9 @@ pub enum Bench {
     /// tile of short K rows reads), the model's L2 row efficiencies (csrc/l2_bw.cu). Not in
     /// the default run.
     L2Rows,
+    /// DRAM bandwidth vs the length of the rows read, bands of rows walked along K as a
+    /// tile streams its operands from DRAM (csrc/dram_bw.cu). Not in the default run.
+    DramRows,
     /// Pointer-chase latencies (csrc/pointer_chase.cu).
     Latency,
     /// The L2 and DRAM chases while every other SM streams memory (csrc/pointer_chase.cu).
@@ -78,7 +81,7 @@ pub enum Bench {
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 15] = [
+    pub const ALL: [Bench; 16] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -91,6 +94,7 @@ impl Bench {
         Bench::DramSms,
         Bench::L2Sms,
         Bench::L2Rows,
+        Bench::DramRows,
         Bench::TcRate,
         Bench::Tma,
         Bench::Energy,

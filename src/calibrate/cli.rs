@@ -54,7 +54,8 @@ pub struct Args {
     pub device: String,
     /// Run only these benchmarks (comma separated); the clock is added when a bandwidth is.
     /// smem-bw, sync-cost and kloop-cost (on-chip costs), l2-sms (L2 bandwidth against the
-    /// SMs that read), l2-rows (L2 bandwidth against the length of the rows read), tc-rate
+    /// SMs that read), l2-rows and dram-rows (L2 and DRAM bandwidth against the length of
+    /// the rows read), tc-rate
     /// (tensor-core throughput per SM) and tma (TMA load latency
     /// and throughput, compute capability 9.0) feed the calibration-only tier
     /// (docs/calibration-only.md), not the five parameters, and run only when named here.

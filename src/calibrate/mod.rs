@@ -11,6 +11,7 @@
 
 pub mod assemble;
 pub mod bench;
+pub mod bench_dram_rows;
 pub mod bench_extra;
 pub mod bench_l2_rows;
 pub mod bench_l2_sms;
@@ -119,6 +120,10 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.l2_rows(&mut res)?;
             runner.observe_nvml();
         }
+        if has(Bench::DramRows) {
+            runner.dram_rows(&mut res)?;
+            runner.observe_nvml();
+        }
         if has(Bench::TcRate) {
             runner.tc_rate(&mut res)?;
             runner.observe_nvml();
@@ -192,7 +197,7 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
             }
             Bench::L2Sms => bench_l2_sms::sm_counts(sms as u32, quick).len() as u64,
             // each segment length and the contiguous reference
-            Bench::L2Rows => bench_l2_rows::SEGMENT_BYTES.len() as u64 + 1,
+            Bench::L2Rows | Bench::DramRows => bench_l2_rows::SEGMENT_BYTES.len() as u64 + 1,
             // 5 warp counts; 4 N x 2 warpgroup counts of wgmma on 9.0
             Bench::TcRate => {
                 bench::tc::WARPS.len() as u64

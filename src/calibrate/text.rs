@@ -189,7 +189,13 @@ pub fn summary(doc: &HwDoc) -> String {
             let _ = writeln!(s, "  {}", chunk.join("  "));
         }
     }
-    if let Some(c) = doc.curves.get(super::bench_l2_rows::L2_ROWS_CURVE) {
+    for name in [
+        super::bench_l2_rows::L2_ROWS_CURVE,
+        super::bench_dram_rows::DRAM_ROWS_CURVE,
+    ] {
+        let Some(c) = doc.curves.get(name) else {
+            continue;
+        };
         let fit = |k: &str| c.fit.get(k).copied().unwrap_or(f64::NAN);
         let effs: Vec<String> = super::bench_l2_rows::SEGMENT_BYTES
             .iter()
@@ -197,8 +203,7 @@ pub fn summary(doc: &HwDoc) -> String {
             .collect();
         let _ = writeln!(
             s,
-            "\n{}: contiguous {:.0} GB/s; rows {} B apart, share of it: {}",
-            super::bench_l2_rows::L2_ROWS_CURVE,
+            "\n{name}: contiguous {:.0} GB/s; rows {} B apart, share of it: {}",
             fit("contiguous_gbps"),
             fit("pitch_bytes"),
             effs.join(", "),

@@ -412,6 +412,14 @@ model_constants! {
     tp_l2_row_efficiency_32b: f64 = 1.0, Throughput, "share", SHARE;
     /// Throughput model: the same for rows of 64 contiguous bytes.
     tp_l2_row_efficiency_64b: f64 = 1.0, Throughput, "share", SHARE;
+    /// Throughput model: the share of the DRAM rate A's and B's bytes get when their tiles'
+    /// rows are 32 contiguous bytes and stream from DRAM (a tile walking its rows along K),
+    /// as `origami-calibrate --only dram-rows` measures it (1 = the contiguous rate; the
+    /// bytes are the same). Kernels that load whole tensor-descriptor boxes are not priced
+    /// by it.
+    tp_dram_row_efficiency_32b: f64 = 1.0, Throughput, "share", SHARE;
+    /// Throughput model: the same for rows of 64 contiguous bytes.
+    tp_dram_row_efficiency_64b: f64 = 1.0, Throughput, "share", SHARE;
     /// Throughput model: 1 when A, B and C stay in L2 between the timed launches if
     /// together they fit (repeated launches on the same buffers): no DRAM bound for them;
     /// 0 (default) charges their compulsory DRAM bytes on every launch (rotated buffers).

@@ -72,6 +72,9 @@ pub const L2_SMS_CURVE: &str = "l2_read_gbps_vs_sms";
 /// the rows read, segments a pitch apart), whose fit carries `efficiency_<bytes>b`.
 pub const L2_ROWS_CURVE: &str = "l2_read_gbps_vs_row_bytes";
 
+/// The same from DRAM (`origami-calibrate --only dram-rows`: bands of rows walked along K).
+pub const DRAM_ROWS_CURVE: &str = "dram_read_gbps_vs_row_bytes";
+
 /// The metric of `origami-calibrate --only sync-cost` that prices split-K's second kernel:
 /// microseconds a small dependent reduction adds after a kernel that fills every SM, in a
 /// replayed CUDA graph (csrc/sync_cost.cu's `spin_all` then `reduce_pair`).
@@ -88,13 +91,13 @@ fn l2_active_exponent(doc: &HwDoc) -> Option<f64> {
         .map(|v| v.clamp(0.0, 1.0))
 }
 
-/// The share of the contiguous L2 rate `l2-rows` measured for rows of `bytes` bytes (the
-/// curve's `efficiency_<bytes>b`), clamped to (0, 1]: a segment read faster than the
-/// contiguous reference (within its noise) is priced at the contiguous rate; `None`
-/// without the curve or with a non-positive value.
-fn l2_row_efficiency(doc: &HwDoc, bytes: u32) -> Option<f64> {
+/// The share of the contiguous rate `l2-rows` or `dram-rows` (`curve`) measured for rows
+/// of `bytes` bytes (the curve's `efficiency_<bytes>b`), clamped to (0, 1]: a segment read
+/// faster than the contiguous reference (within its noise) is priced at the contiguous
+/// rate; `None` without the curve or with a non-positive value.
+fn row_efficiency(doc: &HwDoc, curve: &str, bytes: u32) -> Option<f64> {
     doc.curves
-        .get(L2_ROWS_CURVE)
+        .get(curve)
         .and_then(|c| c.fit.get(&format!("efficiency_{bytes}b")).copied())
         .filter(|v| v.is_finite() && *v > 0.0)
         .map(|v| v.min(1.0))
@@ -255,22 +258,34 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             "32 banks x 4 B (sm_80 and later; not measured: --only smem-bw)".into(),
         ),
     }
-    for (name, bytes) in [
-        ("tp_l2_row_efficiency_32b", 32),
-        ("tp_l2_row_efficiency_64b", 64),
+    for (name, curve, bench, bytes) in [
+        ("tp_l2_row_efficiency_32b", L2_ROWS_CURVE, "l2-rows", 32),
+        ("tp_l2_row_efficiency_64b", L2_ROWS_CURVE, "l2-rows", 64),
+        (
+            "tp_dram_row_efficiency_32b",
+            DRAM_ROWS_CURVE,
+            "dram-rows",
+            32,
+        ),
+        (
+            "tp_dram_row_efficiency_64b",
+            DRAM_ROWS_CURVE,
+            "dram-rows",
+            64,
+        ),
     ] {
-        match l2_row_efficiency(doc, bytes) {
+        match row_efficiency(doc, curve, bytes) {
             Some(v) => put(
                 name,
                 v,
                 "share",
-                format!("{L2_ROWS_CURVE} efficiency_{bytes}b {v:.3} (l2-rows)"),
+                format!("{curve} efficiency_{bytes}b {v:.3} ({bench})"),
             ),
             None => put(
                 name,
                 1.0,
                 "share",
-                "the contiguous rate (not measured: --only l2-rows)".into(),
+                format!("the contiguous rate (not measured: --only {bench})"),
             ),
         }
     }
@@ -494,6 +509,23 @@ mod tests {
         assert!(fit["efficiency_64b"] > 1.0);
         assert_eq!(get(&c, "tp_l2_row_efficiency_64b"), 1.0);
         ModelConstants::with_overrides(c.iter().map(|d| (d.name, d.value))).unwrap();
+        // no dram-rows curve in it: the DRAM rate for every row length; with the curve (the
+        // H100's, results/h100/calibrate-rows-2026-11-27.json) its shares
+        assert_eq!(get(&c, "tp_dram_row_efficiency_32b"), 1.0);
+        let text = include_str!("../../../../results/h100/calibrate-rows-2026-11-27.json");
+        let both: HwDoc = serde_json::from_str(text).unwrap();
+        let c2 = calibrated_constants(&both).unwrap();
+        let dram = &both.curves[DRAM_ROWS_CURVE].fit;
+        assert_eq!(
+            get(&c2, "tp_dram_row_efficiency_32b"),
+            dram["efficiency_32b"]
+        );
+        assert_eq!(
+            get(&c2, "tp_dram_row_efficiency_64b"),
+            dram["efficiency_64b"]
+        );
+        assert!((0.7..0.85).contains(&dram["efficiency_32b"]));
+        assert!((0.85..0.95).contains(&dram["efficiency_64b"]));
         // a non-positive or missing efficiency falls back to the contiguous rate
         let curve = doc.curves.get_mut(L2_ROWS_CURVE).unwrap();
         curve.fit.insert("efficiency_32b".into(), 0.0);

@@ -23,7 +23,9 @@
 //!   and its setup;
 //! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest);
 //! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
-//!   each round of resident blocks re-reads its group's A rows and B columns.
+//!   each round of resident blocks re-reads its group's A rows and B columns (A's and B's
+//!   bytes at the share of the DRAM rate rows of 32 or 64 bytes get:
+//!   `tp_dram_row_efficiency_32b` / `_64b`, `origami-calibrate --only dram-rows`).
 //!
 //! Its constants live in `ModelConstants` (`tp_*`); values fitted to a measured sweep go
 //! into a calibration file (`origami-bench refit`, `calibrations/fitted/`), never into code.
@@ -409,22 +411,13 @@ fn misaligned_row_cycles(p: &Problem, l: &LaunchStatic, k: &ModelConstants) -> f
     }
 }
 
-/// The share of the L2 rate `l`'s loads get for the length of the rows they read: each
-/// operand's tile row is BLOCK_K contiguous elements in global memory (A is M x K and B is
-/// N x K in every family: K-contiguous), the next row a pitch away;
-/// `tp_l2_row_efficiency_32b` / `_64b` for rows of at most 32 / 64 bytes, 1 for longer ones
-/// and for kernels that load whole tensor-descriptor boxes (the copy engine's path, not
-/// measured so).
-pub fn row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
-    let elements = ((l.bm + l.bn) * l.bk) as f64;
-    if l.whole_boxes || elements <= 0.0 {
-        return 1.0;
-    }
-    let row_bytes = l.bk as f64 * l.load_bytes / elements;
+/// The share of a rate that rows of `row_bytes` contiguous bytes get: `share_32` at most
+/// 32 bytes, `share_64` at most 64, 1 above (a share that is not positive and finite: 1).
+fn row_share(row_bytes: f64, share_32: f64, share_64: f64) -> f64 {
     let share = if row_bytes <= 32.0 {
-        k.tp_l2_row_efficiency_32b
+        share_32
     } else if row_bytes <= 64.0 {
-        k.tp_l2_row_efficiency_64b
+        share_64
     } else {
         1.0
     };
@@ -433,6 +426,36 @@ pub fn row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
     } else {
         1.0
     }
+}
+
+/// The contiguous bytes of each operand row `l`'s tile reads per K iteration: BLOCK_K
+/// elements (A is M x K and B is N x K in every family: K-contiguous); `None` for kernels
+/// that load whole tensor-descriptor boxes (the copy engine's path, not measured so).
+fn tile_row_bytes(l: &LaunchStatic) -> Option<f64> {
+    let elements = ((l.bm + l.bn) * l.bk) as f64;
+    (!l.whole_boxes && elements > 0.0).then(|| l.bk as f64 * l.load_bytes / elements)
+}
+
+/// The share of the L2 rate `l`'s loads get for the length of the rows they read (the next
+/// row a pitch away): `tp_l2_row_efficiency_32b` / `_64b` for rows of at most 32 / 64
+/// bytes, 1 for longer ones and for whole boxes.
+pub fn row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
+    tile_row_bytes(l).map_or(1.0, |b| {
+        row_share(b, k.tp_l2_row_efficiency_32b, k.tp_l2_row_efficiency_64b)
+    })
+}
+
+/// The same for the DRAM rate of A's and B's bytes when they stream from DRAM:
+/// `tp_dram_row_efficiency_32b` / `_64b` (a tile walks its rows along K, one row segment
+/// per iteration).
+pub fn dram_row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
+    tile_row_bytes(l).map_or(1.0, |b| {
+        row_share(
+            b,
+            k.tp_dram_row_efficiency_32b,
+            k.tp_dram_row_efficiency_64b,
+        )
+    })
 }
 
 /// Predict one launch at GROUP_SIZE_M `group_m`.
@@ -486,6 +509,8 @@ pub struct TileGrid {
     partial_bytes_per_run: f64,
     /// DRAM bytes per cycle at this grid's active SMs.
     dram_bw: f64,
+    /// The share of that rate A's and B's rows get ([`dram_row_efficiency`]).
+    dram_row_share: f64,
 }
 
 impl TileGrid {
@@ -539,6 +564,7 @@ impl TileGrid {
             partial_bytes_per_run: (p.m * p.n) as f64 * 4.0,
             dram_bw: hw.params.dram_perf_ratio
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
+            dram_row_share: dram_row_efficiency(l, k),
         }
     }
 }
@@ -783,8 +809,9 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// fill and setup at least once (a round of blocks, or a persistent CTA's first fill and
 /// setup), and every other term (epilogue, further fills, pipeline) adds; the active SMs' L2 speedup divides
 /// the L2 term at most by `l2_speedup`, the misaligned rows only add to it; DRAM moves at
-/// least A + B (compulsory) plus C and the boxes' padding (nothing when they stay in L2:
-/// `tp_l2_resident_inputs`); the final p-norm grows with
+/// least A + B (compulsory; at their rows' share of the rate, as the prediction prices its
+/// A and B bytes, at least A + B) plus C and the boxes' padding (nothing when they stay in
+/// L2: `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
 pub fn lower_bound(
@@ -797,12 +824,13 @@ pub fn lower_bound(
     let k = hw.constants;
     let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0);
     let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2) + floor_fixed;
-    let dram_bytes = if grid.l2_resident {
+    // A's and B's bytes at their rows' share of the rate, as `predict_on` prices them
+    let dram_time_bytes = if grid.l2_resident {
         0.0
     } else {
-        grid.ab_bytes + grid.output_bytes + grid.padding_dram_bytes
+        grid.ab_bytes / grid.dram_row_share + grid.output_bytes + grid.padding_dram_bytes
     };
-    let dram = k.tp_dram_scale * dram_bytes / grid.dram_bw;
+    let dram = k.tp_dram_scale * dram_time_bytes / grid.dram_bw;
     k.tp_time_scale * combine(&[sm, dram], k.tp_smooth_exponent)
 }
 
@@ -982,7 +1010,13 @@ fn predict_on_counting<const WAIT: bool>(
             grid.padding_dram_bytes,
         )
     };
-    let dram_cycles = k.tp_dram_scale * dram_bytes / grid.dram_bw;
+    // the rate A's and B's rows get is a share of the contiguous one; the bytes are the same
+    let dram_time_bytes = if grid.l2_resident {
+        0.0
+    } else {
+        input_bytes / grid.dram_row_share + grid.output_bytes + grid.padding_dram_bytes
+    };
+    let dram_cycles = k.tp_dram_scale * dram_time_bytes / grid.dram_bw;
 
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
     let bound = (0..5)
@@ -1095,6 +1129,63 @@ mod tests {
             ..ModelConstants::default()
         };
         assert!((costs(&half) - 2.0 * costs(&k)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn short_rows_from_dram_take_longer_for_the_same_bytes() {
+        let doc = preset("h200").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            ..ModelConstants::default()
+        };
+        let slow = ModelConstants {
+            tp_dram_row_efficiency_32b: 0.5,
+            tp_dram_row_efficiency_64b: 0.8,
+            ..base
+        };
+        assert_eq!(
+            dram_row_efficiency(&launch(&cfg("16x64x16,w4,s3"), 2), &slow),
+            0.5
+        );
+        assert_eq!(
+            dram_row_efficiency(&launch(&cfg("16x64x32,w4,s3"), 2), &slow),
+            0.8
+        );
+        assert_eq!(
+            dram_row_efficiency(&launch(&cfg("16x64x64,w4,s3"), 2), &slow),
+            1.0
+        );
+        let boxes = launch(&cfg("16x64x16,w4,s3"), 2).with_whole_boxes(true);
+        assert_eq!(dram_row_efficiency(&boxes, &slow), 1.0);
+        // a decode GEMM streaming B from DRAM: A's and B's bytes take twice the time at half
+        // the rate, C's do not; the bytes (which the energy model counts) are the same
+        let p = Problem::new(1, 57344, 8192, Dtype::Fp16).unwrap();
+        let l = launch(&cfg("16x64x16,w4,s3"), 2);
+        let run = |k: &ModelConstants| {
+            let hw = ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            };
+            let costs = BlockCosts::new(&l, &hw);
+            let floor = lower_bound(
+                &TileGrid::new(&p, &l, &hw),
+                costs.tensor.max(costs.smem),
+                costs.l2,
+                costs.fixed,
+                &hw,
+            );
+            (predict(&p, &l, 1, &hw), floor)
+        };
+        let ((b0, lb0), (b1, lb1)) = (run(&base), run(&slow));
+        assert_eq!(b0.dram_bytes, b1.dram_bytes);
+        let c = (p.m * p.n) as f64 * 2.0;
+        let ab = b0.dram_bytes - c;
+        let bw = b0.dram_bytes / b0.dram_cycles;
+        assert!((b1.dram_cycles - (2.0 * ab + c) / bw).abs() < 1e-6 * b1.dram_cycles);
+        // the lower bound stays one
+        assert!(lb1 <= b1.total * (1.0 + 1e-9) && lb1 > lb0, "{lb0} {lb1}");
     }
 
     #[test]

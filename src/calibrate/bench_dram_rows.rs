@@ -1,0 +1,166 @@
+//! DRAM read bandwidth against the length of the rows read (`origami-calibrate --only
+//! dram-rows`, opt-in; issue 14): the `l2-rows` question for operands that stream from
+//! DRAM, as a decode GEMM's weights do. A tile of BLOCK_K = 16 fp16 columns asks DRAM for
+//! 32 bytes of each of its rows per K iteration and for the next 32 one iteration later.
+//!
+//! `csrc/dram_bw.cu`'s `dram_read_rows`: a footprint far larger than L2 (at least 8 x L2 and
+//! 1 GiB) cut into bands of 64 rows of an 8 KiB pitch (a 4096-column fp16 row); one block
+//! walks a band as a K loop walks its tile: step s reads the s-th segment of 32, 64, 128 or
+//! 256 bytes of each of the band's rows, the steps in order, four loads in flight per
+//! thread; the contiguous reference reads each band in order. Metrics
+//! `dram_read_gbps_rows_<bytes>b` and `dram_read_gbps_rows_contiguous`; curve
+//! `dram_read_gbps_vs_row_bytes` whose fit carries each segment's efficiency over the
+//! contiguous rate (`efficiency_<bytes>b`, [`super::bench_l2_rows::row_efficiencies`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::bench::Runner;
+use super::bench_l2_rows::{row_efficiencies, PITCH_BYTES, SEGMENT_BYTES};
+use super::results::Results;
+use super::CalibError;
+use crate::gpu::{KernelArgs, LaunchDims};
+use crate::hw::schema::Curve;
+
+/// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
+pub use crate::hw::calibrated::DRAM_ROWS_CURVE;
+/// Threads per block.
+const THREADS: u32 = 512;
+/// Rows of a band (a tile's BLOCK_M or BLOCK_N).
+pub const BAND_ROWS: u64 = 64;
+/// Back-to-back launches timed per sample.
+const LAUNCHES: usize = 4;
+
+/// Name of the metric of `bytes`-long segments (`None`: the contiguous reference).
+pub fn dram_rows_metric(bytes: Option<u64>) -> String {
+    match bytes {
+        Some(b) => format!("dram_read_gbps_rows_{b:03}b"),
+        None => "dram_read_gbps_rows_contiguous".into(),
+    }
+}
+
+/// The footprint read: the power of two at or above 8 x L2, at least 1 GiB.
+pub fn footprint_bytes(l2_bytes: u64) -> u64 {
+    (8 * l2_bytes).max(1 << 30).next_power_of_two()
+}
+
+/// log2 of a power of two.
+fn log2(x: u64) -> u32 {
+    63 - x.leading_zeros()
+}
+
+impl Runner<'_> {
+    /// csrc/dram_bw.cu `dram_read_rows`: the DRAM read bandwidth of bands walked in
+    /// segments of [`SEGMENT_BYTES`] along rows a [`PITCH_BYTES`] pitch apart, and in
+    /// order; the efficiencies in the curve's fit.
+    pub fn dram_rows(&mut self, res: &mut Results) -> Result<(), CalibError> {
+        let gpu = self.gpu;
+        let footprint = footprint_bytes(gpu.props().l2_bytes);
+        let (free, _) = gpu.mem_info()?;
+        if footprint as f64 > 0.8 * free as f64 {
+            return Err(CalibError::Measurement(format!(
+                "dram-rows needs {footprint} bytes of GPU memory, {free} free"
+            )));
+        }
+        let k = self.kernel("dram_bw", "dram_read_rows")?;
+        let blocks = self.blocks_for(&k, THREADS)?;
+        let buf = self.alloc_u32(footprint)?;
+        self.fill("dram_bw", &buf)?;
+        let sink = gpu.alloc_zeros::<u32>(1024)?;
+        let dims = LaunchDims::linear(blocks, THREADS);
+        let pitch_shift = log2(PITCH_BYTES / 16);
+        let band_shift = log2(BAND_ROWS);
+        let n_bands = (footprint / (BAND_ROWS * PITCH_BYTES)) as u32;
+        let bytes = LAUNCHES as f64 * footprint as f64;
+        let mut segments = Vec::new();
+        let mut contiguous = f64::NAN;
+        let cases: Vec<Option<u64>> = SEGMENT_BYTES
+            .iter()
+            .map(|&b| Some(b))
+            .chain(std::iter::once(None))
+            .collect();
+        for seg in cases {
+            let seg_shift = seg.map_or(pitch_shift, |b| log2(b / 16));
+            let launch = || {
+                gpu.launch(
+                    &k,
+                    dims,
+                    KernelArgs::new()
+                        .buf(&buf)
+                        .u32(n_bands)
+                        .u32(band_shift)
+                        .u32(seg_shift)
+                        .u32(pitch_shift)
+                        .buf(&sink),
+                )
+            };
+            launch()?;
+            let policy = self.cfg.policy;
+            let name = dram_rows_metric(seg);
+            let m = self.sampled(&name, "GB/s", policy, |_| {
+                let ms = gpu.time_ms(|| {
+                    for _ in 0..LAUNCHES {
+                        launch()?;
+                    }
+                    Ok(())
+                })?;
+                Ok(bytes / (ms * 1e-3) / 1e9)
+            })?;
+            let m = m
+                .with(
+                    "segment_bytes",
+                    seg.map_or(json!("contiguous"), |b| json!(b)),
+                )
+                .with("pitch_bytes", PITCH_BYTES)
+                .with("band_rows", BAND_ROWS)
+                .with("footprint_bytes", footprint)
+                .with("launches_per_sample", LAUNCHES)
+                .with("grid", json!([blocks, THREADS]))
+                .with("loads_in_flight_per_thread", 4);
+            match seg {
+                Some(b) => segments.push((b, m.median())),
+                None => contiguous = m.median(),
+            }
+            res.metrics.push(m);
+        }
+        let eff = row_efficiencies(&segments, contiguous).ok_or_else(|| {
+            CalibError::Measurement("the contiguous DRAM read gave no bandwidth".into())
+        })?;
+        let mut fit = BTreeMap::new();
+        for (b, e) in &eff {
+            fit.insert(format!("efficiency_{b}b"), *e);
+        }
+        fit.insert("contiguous_gbps".into(), contiguous);
+        fit.insert("pitch_bytes".into(), PITCH_BYTES as f64);
+        fit.insert("band_rows".into(), BAND_ROWS as f64);
+        fit.insert("footprint_bytes".into(), footprint as f64);
+        res.curves.insert(
+            DRAM_ROWS_CURVE.into(),
+            Curve {
+                x_name: "segment_bytes".into(),
+                y_name: "dram_read_gbps".into(),
+                points: segments.iter().map(|&(b, y)| [b as f64, y]).collect(),
+                fit,
+            },
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_footprint_is_far_larger_than_l2_and_whole_bands() {
+        assert_eq!(footprint_bytes(50 << 20), 1 << 30);
+        assert_eq!(footprint_bytes(200 << 20), 2 << 30);
+        let f = footprint_bytes(60 << 20);
+        assert_eq!(f % (BAND_ROWS * PITCH_BYTES), 0);
+        // a band's vectors are a whole number of the kernel's block-wide unrolled steps
+        assert_eq!((BAND_ROWS * PITCH_BYTES / 16) % (u64::from(THREADS) * 4), 0);
+        assert_eq!(dram_rows_metric(Some(32)), "dram_read_gbps_rows_032b");
+        assert_eq!(dram_rows_metric(None), "dram_read_gbps_rows_contiguous");
+    }
+}
