@@ -12,9 +12,11 @@ import os
 import subprocess
 import tempfile
 
+# H100_CALIBRATION / H200_CALIBRATION override them (the full calibrations with the row
+# rates: results/h*/calibrate-rows-2026-11-27.json)
 CALIBRATIONS = {
-    "h100": "results/h100/calibrate-2026-11-23.json",
-    "h200": "calibrations/h200.json",
+    "h100": os.environ.get("H100_CALIBRATION", "results/h100/calibrate-2026-11-23.json"),
+    "h200": os.environ.get("H200_CALIBRATION", "calibrations/h200.json"),
 }
 MS = [1, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
 NS = [512, 1024, 2048, 4096, 8192, 14336, 28672, 57344]

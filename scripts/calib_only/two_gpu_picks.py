@@ -4,7 +4,7 @@ its own GPU? The calibration-only tier's triton pick for every shape timed on bo
 H100 (results/h100/triton-auto/classic2, results/h100/triton-two-gpu/run2) and the H200
 (results/h200/triton-table/fit, results/h200/triton-two-gpu/run and run2: the shapes where
 the two calibrations pick apart, results/h200/triton-two-gpu/README.md), from each GPU's
-measured calibration, looked up in both GPUs' sweeps (A/BF against the sweep's fastest
+measured calibration (or H100_CALIBRATION / H200_CALIBRATION), looked up in both GPUs' sweeps (A/BF against the sweep's fastest
 launch at any GROUP_SIZE_M). A shape in two sweeps of one GPU is scored on the later one
 (each A/BF stays within one run); the earlier one's scores are printed as the repeat. Usage (CPU, repository root, after
 `cargo build --release`): python3 scripts/calib_only/two_gpu_picks.py"""
@@ -15,13 +15,19 @@ import io
 import os
 import subprocess
 
-# per GPU: its measured calibration and its sweeps, oldest first
+# per GPU: its measured calibration (H100_CALIBRATION / H200_CALIBRATION override them: the
+# full calibrations with the row rates, results/h*/calibrate-rows-2026-11-27.json) and its
+# sweeps, oldest first
 GPUS = {
-    "h100": ("results/h100/calibrate-2026-11-23.json", ["results/h100/triton-auto/classic2/configs.csv.gz",
-                                                        "results/h100/triton-two-gpu/run2/configs.csv.gz"]),
-    "h200": ("calibrations/h200.json", ["results/h200/triton-table/fit/configs.csv",
-                                        "results/h200/triton-two-gpu/run/configs.csv.gz",
-                                        "results/h200/triton-two-gpu/run2/configs.csv.gz"]),
+    "h100": (os.environ.get("H100_CALIBRATION", "results/h100/calibrate-2026-11-23.json"),
+             ["results/h100/triton-auto/classic2/configs.csv.gz",
+              "results/h100/triton-two-gpu/run2/configs.csv.gz",
+              "results/h100/triton-two-gpu/run3/configs.csv.gz"]),
+    "h200": (os.environ.get("H200_CALIBRATION", "calibrations/h200.json"),
+             ["results/h200/triton-table/fit/configs.csv",
+              "results/h200/triton-two-gpu/run/configs.csv.gz",
+              "results/h200/triton-two-gpu/run2/configs.csv.gz",
+              "results/h200/triton-two-gpu/run3/configs.csv.gz"]),
 }
 
 
