@@ -12,16 +12,13 @@
 //! `dram_read_gbps_vs_row_bytes` whose fit carries each segment's efficiency over the
 //! contiguous rate (`efficiency_<bytes>b`, [`super::bench_l2_rows::row_efficiencies`]).
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use super::bench::Runner;
-use super::bench_l2_rows::{row_efficiencies, PITCH_BYTES, SEGMENT_BYTES};
+use super::bench_l2_rows::{row_cases, RowRates, PITCH_BYTES};
 use super::results::Results;
 use super::CalibError;
 use crate::gpu::{KernelArgs, LaunchDims};
-use crate::hw::schema::Curve;
 
 /// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
 pub use crate::hw::calibrated::DRAM_ROWS_CURVE;
@@ -73,14 +70,8 @@ impl Runner<'_> {
         let band_shift = log2(BAND_ROWS);
         let n_bands = (footprint / (BAND_ROWS * PITCH_BYTES)) as u32;
         let bytes = LAUNCHES as f64 * footprint as f64;
-        let mut segments = Vec::new();
-        let mut contiguous = f64::NAN;
-        let cases: Vec<Option<u64>> = SEGMENT_BYTES
-            .iter()
-            .map(|&b| Some(b))
-            .chain(std::iter::once(None))
-            .collect();
-        for seg in cases {
+        let mut rates = RowRates::default();
+        for seg in row_cases() {
             let seg_shift = seg.map_or(pitch_shift, |b| log2(b / 16));
             let launch = || {
                 gpu.launch(
@@ -118,32 +109,18 @@ impl Runner<'_> {
                 .with("launches_per_sample", LAUNCHES)
                 .with("grid", json!([blocks, THREADS]))
                 .with("loads_in_flight_per_thread", 4);
-            match seg {
-                Some(b) => segments.push((b, m.median())),
-                None => contiguous = m.median(),
-            }
+            rates.push(seg, m.median());
             res.metrics.push(m);
         }
-        let eff = row_efficiencies(&segments, contiguous).ok_or_else(|| {
-            CalibError::Measurement("the contiguous DRAM read gave no bandwidth".into())
-        })?;
-        let mut fit = BTreeMap::new();
-        for (b, e) in &eff {
-            fit.insert(format!("efficiency_{b}b"), *e);
-        }
-        fit.insert("contiguous_gbps".into(), contiguous);
-        fit.insert("pitch_bytes".into(), PITCH_BYTES as f64);
-        fit.insert("band_rows".into(), BAND_ROWS as f64);
-        fit.insert("footprint_bytes".into(), footprint as f64);
-        res.curves.insert(
-            DRAM_ROWS_CURVE.into(),
-            Curve {
-                x_name: "segment_bytes".into(),
-                y_name: "dram_read_gbps".into(),
-                points: segments.iter().map(|&(b, y)| [b as f64, y]).collect(),
-                fit,
-            },
-        );
+        let curve = rates.curve(
+            "DRAM",
+            "dram_read_gbps",
+            &[
+                ("band_rows", BAND_ROWS as f64),
+                ("footprint_bytes", footprint as f64),
+            ],
+        )?;
+        res.curves.insert(DRAM_ROWS_CURVE.into(), curve);
         Ok(())
     }
 }

@@ -64,6 +64,63 @@ pub fn row_efficiencies(segments: &[(u64, f64)], contiguous: f64) -> Option<BTre
     })
 }
 
+/// The cases a rows benchmark measures, in order: each of [`SEGMENT_BYTES`], then the
+/// contiguous reference (`None`).
+pub fn row_cases() -> Vec<Option<u64>> {
+    SEGMENT_BYTES
+        .iter()
+        .map(|&b| Some(b))
+        .chain(std::iter::once(None))
+        .collect()
+}
+
+/// The bandwidths a rows benchmark measured, by case ([`row_cases`]).
+#[derive(Debug, Clone, Default)]
+pub struct RowRates {
+    segments: Vec<(u64, f64)>,
+    contiguous: Option<f64>,
+}
+
+impl RowRates {
+    /// Record one case's bandwidth, GB/s.
+    pub fn push(&mut self, seg: Option<u64>, gbps: f64) {
+        match seg {
+            Some(b) => self.segments.push((b, gbps)),
+            None => self.contiguous = Some(gbps),
+        }
+    }
+
+    /// The curve (x = segment bytes, y = `y_name`) whose fit carries each segment's
+    /// `efficiency_<bytes>b` ([`row_efficiencies`]), `contiguous_gbps`, `pitch_bytes` and
+    /// `extra`; an error naming `what` when the contiguous reference gave no bandwidth.
+    pub fn curve(
+        &self,
+        what: &str,
+        y_name: &str,
+        extra: &[(&str, f64)],
+    ) -> Result<Curve, CalibError> {
+        let contiguous = self.contiguous.unwrap_or(f64::NAN);
+        let eff = row_efficiencies(&self.segments, contiguous).ok_or_else(|| {
+            CalibError::Measurement(format!("the contiguous {what} read gave no bandwidth"))
+        })?;
+        let mut fit = BTreeMap::new();
+        for (b, e) in &eff {
+            fit.insert(format!("efficiency_{b}b"), *e);
+        }
+        fit.insert("contiguous_gbps".into(), contiguous);
+        fit.insert("pitch_bytes".into(), PITCH_BYTES as f64);
+        for (k, v) in extra {
+            fit.insert((*k).into(), *v);
+        }
+        Ok(Curve {
+            x_name: "segment_bytes".into(),
+            y_name: y_name.into(),
+            points: self.segments.iter().map(|&(b, y)| [b as f64, y]).collect(),
+            fit,
+        })
+    }
+}
+
 impl Runner<'_> {
     /// csrc/l2_bw.cu `l2_read_rows`: the L2 read bandwidth of every SM reading segments of
     /// [`SEGMENT_BYTES`] a [`PITCH_BYTES`] pitch apart, and in order, over the L2 plateau's
@@ -82,14 +139,8 @@ impl Runner<'_> {
         let pitch_shift = log2(PITCH_BYTES / 16);
         let steps = n_vec.div_ceil(nthreads * L2_UNROLL);
         let bytes_per_pass = steps * nthreads * L2_UNROLL * 16;
-        let mut segments = Vec::new();
-        let mut contiguous = f64::NAN;
-        let cases: Vec<Option<u64>> = SEGMENT_BYTES
-            .iter()
-            .map(|&b| Some(b))
-            .chain(std::iter::once(None))
-            .collect();
-        for seg in cases {
+        let mut rates = RowRates::default();
+        for seg in row_cases() {
             let seg_shift = seg.map_or(pitch_shift, |b| log2(b / 16));
             let launch = |passes: u32| {
                 gpu.launch(
@@ -126,31 +177,15 @@ impl Runner<'_> {
                 .with("bytes_per_launch", bytes)
                 .with("grid", json!([blocks, THREADS]))
                 .with("loads_in_flight_per_thread", L2_UNROLL);
-            match seg {
-                Some(b) => segments.push((b, m.median())),
-                None => contiguous = m.median(),
-            }
+            rates.push(seg, m.median());
             res.metrics.push(m);
         }
-        let eff = row_efficiencies(&segments, contiguous).ok_or_else(|| {
-            CalibError::Measurement("the contiguous L2 read gave no bandwidth".into())
-        })?;
-        let mut fit = BTreeMap::new();
-        for (b, e) in &eff {
-            fit.insert(format!("efficiency_{b}b"), *e);
-        }
-        fit.insert("contiguous_gbps".into(), contiguous);
-        fit.insert("pitch_bytes".into(), PITCH_BYTES as f64);
-        fit.insert("footprint_bytes".into(), footprint as f64);
-        res.curves.insert(
-            L2_ROWS_CURVE.into(),
-            Curve {
-                x_name: "segment_bytes".into(),
-                y_name: "l2_read_gbps".into(),
-                points: segments.iter().map(|&(b, y)| [b as f64, y]).collect(),
-                fit,
-            },
-        );
+        let curve = rates.curve(
+            "L2",
+            "l2_read_gbps",
+            &[("footprint_bytes", footprint as f64)],
+        )?;
+        res.curves.insert(L2_ROWS_CURVE.into(), curve);
         Ok(())
     }
 }
@@ -184,5 +219,27 @@ mod tests {
         assert_eq!(e.get(&128), None);
         assert!(row_efficiencies(&[(32, 1.0)], 0.0).is_none());
         assert!(row_efficiencies(&[(32, 1.0)], f64::NAN).is_none());
+    }
+
+    #[test]
+    fn the_curve_gathers_every_case_and_refuses_a_missing_reference() {
+        let mut r = RowRates::default();
+        let cases = row_cases();
+        assert_eq!(cases.len(), SEGMENT_BYTES.len() + 1);
+        assert_eq!(cases.last(), Some(&None));
+        for (seg, gbps) in cases.iter().zip([2000.0, 3600.0, 4000.0, 4000.0, 4000.0]) {
+            r.push(*seg, gbps);
+        }
+        let c = r.curve("L2", "l2_read_gbps", &[("footprint_bytes", 16.0)]).unwrap();
+        assert_eq!(c.points.len(), SEGMENT_BYTES.len());
+        assert_eq!(c.points[0], [32.0, 2000.0]);
+        assert_eq!(c.fit["efficiency_32b"], 0.5);
+        assert_eq!(c.fit["efficiency_64b"], 0.9);
+        assert_eq!(c.fit["contiguous_gbps"], 4000.0);
+        assert_eq!(c.fit["footprint_bytes"], 16.0);
+        let mut none = RowRates::default();
+        none.push(Some(32), 1.0);
+        let e = none.curve("DRAM", "dram_read_gbps", &[]).unwrap_err();
+        assert!(e.to_string().contains("contiguous DRAM read"), "{e}");
     }
 }
