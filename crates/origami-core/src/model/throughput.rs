@@ -809,9 +809,9 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// fill and setup at least once (a round of blocks, or a persistent CTA's first fill and
 /// setup), and every other term (epilogue, further fills, pipeline) adds; the active SMs' L2 speedup divides
 /// the L2 term at most by `l2_speedup`, the misaligned rows only add to it; DRAM moves at
-/// least A + B (compulsory; at their rows' share of the rate, as the prediction prices its
-/// A and B bytes, at least A + B) plus C and the boxes' padding (nothing when they stay in
-/// L2: `tp_l2_resident_inputs`); the final p-norm grows with
+/// least A + B (compulsory, priced at their rows' share of the rate as the prediction
+/// prices them) plus C and the boxes' padding (nothing when they stay in L2:
+/// `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
 pub fn lower_bound(
