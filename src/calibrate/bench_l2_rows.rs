@@ -230,7 +230,9 @@ mod tests {
         for (seg, gbps) in cases.iter().zip([2000.0, 3600.0, 4000.0, 4000.0, 4000.0]) {
             r.push(*seg, gbps);
         }
-        let c = r.curve("L2", "l2_read_gbps", &[("footprint_bytes", 16.0)]).unwrap();
+        let c = r
+            .curve("L2", "l2_read_gbps", &[("footprint_bytes", 16.0)])
+            .unwrap();
         assert_eq!(c.points.len(), SEGMENT_BYTES.len());
         assert_eq!(c.points[0], [32.0, 2000.0]);
         assert_eq!(c.fit["efficiency_32b"], 0.5);
