@@ -90,14 +90,21 @@ l2_read_sms(const uint4* __restrict__ buf, u32 mask, u64 n_vec, u32 chunk_vec, u
 // seg_shift = pitch_shift reads the footprint in order (the contiguous reference).
 // Same loads, unroll and rotation as `l2_read`; bytes = passes x steps x threads x
 // L2_UNROLL x 16.
+// Vector j of the footprint read in segments of 2^seg_shift vectors a 2^pitch_shift-vector
+// pitch apart (a bijection of the footprint; see `l2_read_rows`).
+__device__ __forceinline__ u32 origami_row_vector(u32 j, u32 seg_shift, u32 pitch_shift,
+                                                  u32 rows_shift) {
+    const u32 r = j >> seg_shift;
+    const u32 col = (((r >> rows_shift) << seg_shift) + (j & ((1u << seg_shift) - 1u))) &
+                    ((1u << pitch_shift) - 1u);
+    return ((r & ((1u << rows_shift) - 1u)) << pitch_shift) + col;
+}
+
 extern "C" __global__ void __launch_bounds__(512)
 l2_read_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_shift,
              u32 passes, u32* sink) {
     const u32 mask = n_vec - 1;
     const u32 rows_shift = (31u - (u32)__clz(n_vec)) - pitch_shift;
-    const u32 row_mask = (1u << rows_shift) - 1u;
-    const u32 pitch_mask = (1u << pitch_shift) - 1u;
-    const u32 seg_mask = (1u << seg_shift) - 1u;
     const u32 nthreads = gridDim.x * blockDim.x;
     const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
     u32 acc = 0;
@@ -108,9 +115,7 @@ l2_read_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_
 #pragma unroll
             for (int u = 0; u < L2_UNROLL; ++u) {
                 const u32 j = (base + i + (u32)u * nthreads) & mask;
-                const u32 r = j >> seg_shift;
-                const u32 col = (((r >> rows_shift) << seg_shift) + (j & seg_mask)) & pitch_mask;
-                v[u] = origami_ld_cg(buf + (((r & row_mask) << pitch_shift) + col));
+                v[u] = origami_ld_cg(buf + origami_row_vector(j, seg_shift, pitch_shift, rows_shift));
             }
 #pragma unroll
             for (int u = 0; u < L2_UNROLL; ++u) {
@@ -119,4 +124,43 @@ l2_read_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_
         }
     }
     if (acc == 0x9e3779b9u) sink[tid & 1023u] = acc;
+}
+
+// The same reads as the GEMM kernels copy: `cp.async.cg.shared.global` of 16 bytes into a
+// block's shared memory (256 threads, two groups of L2_UNROLL slots per thread: a step's
+// copies are committed as a group and the previous step's group is waited for, so up to
+// 2 x L2_UNROLL copies are in flight per thread). Needs sm_80 or later; dynamic shared
+// memory of blockDim x 2 x L2_UNROLL x 16 bytes.
+extern "C" __global__ void __launch_bounds__(256)
+l2_cp_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_shift,
+           u32 passes, u32* sink) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    extern __shared__ uint4 slots[];
+    const u32 mask = n_vec - 1;
+    const u32 rows_shift = (31u - (u32)__clz(n_vec)) - pitch_shift;
+    const u32 nthreads = gridDim.x * blockDim.x;
+    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 step = 0;
+    for (u32 p = 0; p < passes; ++p) {
+        const u32 base = tid + p * (blockDim.x * 5u);
+        for (u32 i = 0; i < n_vec; i += nthreads * L2_UNROLL, ++step) {
+            const u32 half = (step & 1u) * L2_UNROLL;
+#pragma unroll
+            for (int u = 0; u < L2_UNROLL; ++u) {
+                const u32 j = (base + i + (u32)u * nthreads) & mask;
+                const uint4* src = buf + origami_row_vector(j, seg_shift, pitch_shift, rows_shift);
+                const u32 dst = (u32)__cvta_generic_to_shared(
+                    &slots[(half + (u32)u) * blockDim.x + threadIdx.x]);
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src)
+                             : "memory");
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+        }
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    if (slots[threadIdx.x].x == 0x9e3779b9u) sink[tid & 1023u] = 1u;
+#else
+    if (threadIdx.x == 0 && blockIdx.x == 0) sink[0] = 0u;
+#endif
 }

@@ -13,7 +13,10 @@
 //! `l2_read_gbps_rows_<bytes>b` and `l2_read_gbps_rows_contiguous`; curve
 //! `l2_read_gbps_vs_row_bytes` whose fit carries each segment's efficiency, its bandwidth
 //! over the contiguous one's (`efficiency_<bytes>b`): the share of the L2 rate a tile with
-//! rows that long gets (`tp_l2_row_efficiency_32b` / `_64b`, `hw::calibrated`).
+//! rows that long gets (`tp_l2_row_efficiency_32b` / `_64b`, `hw::calibrated`). On sm_80
+//! and later the same reads also run as `cp.async.cg` copies into shared memory
+//! (`l2_cp_rows`, the GEMM kernels' instruction; curve `l2_cp_gbps_vs_row_bytes`), a check
+//! that the share is the rows' and not the load instruction's.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +30,8 @@ use crate::hw::schema::Curve;
 
 /// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
 pub use crate::hw::calibrated::L2_ROWS_CURVE;
+/// The copy series' curve (`l2_cp_rows`: the same reads as cp.async copies).
+pub const L2_CP_ROWS_CURVE: &str = "l2_cp_gbps_vs_row_bytes";
 /// Independent loads in flight per thread (`L2_UNROLL` in csrc/l2_bw.cu).
 const L2_UNROLL: u64 = 4;
 /// Threads per block.
@@ -121,20 +126,76 @@ impl RowRates {
     }
 }
 
+/// One series of `l2-rows`: the kernel, its block, and what its metrics and curve are named.
+struct Series {
+    kernel: &'static str,
+    threads: u32,
+    /// Dynamic shared memory per thread, bytes.
+    smem_per_thread: u32,
+    metric: fn(Option<u64>) -> String,
+    curve: &'static str,
+    y_name: &'static str,
+    loads_in_flight: u64,
+}
+
+/// The copy series (`l2_cp_rows`: cp.async.cg into shared memory, as the GEMM kernels
+/// copy): its metrics `l2_cp_gbps_rows_<bytes>b` and `l2_cp_gbps_rows_contiguous`.
+pub fn l2_cp_rows_metric(bytes: Option<u64>) -> String {
+    match bytes {
+        Some(b) => format!("l2_cp_gbps_rows_{b:03}b"),
+        None => "l2_cp_gbps_rows_contiguous".into(),
+    }
+}
+
 impl Runner<'_> {
-    /// csrc/l2_bw.cu `l2_read_rows`: the L2 read bandwidth of every SM reading segments of
-    /// [`SEGMENT_BYTES`] a [`PITCH_BYTES`] pitch apart, and in order, over the L2 plateau's
-    /// footprint; the efficiencies of [`row_efficiencies`] in the curve's fit.
+    /// csrc/l2_bw.cu `l2_read_rows` (and on sm_80 and later `l2_cp_rows`, the same reads
+    /// as cp.async copies): the L2 bandwidth of every SM reading segments of
+    /// [`SEGMENT_BYTES`] a [`PITCH_BYTES`] pitch apart, and in order, over the L2
+    /// plateau's footprint; the efficiencies of [`row_efficiencies`] in each curve's fit.
     pub fn l2_rows(&mut self, res: &mut Results) -> Result<(), CalibError> {
+        self.l2_rows_series(
+            res,
+            &Series {
+                kernel: "l2_read_rows",
+                threads: THREADS,
+                smem_per_thread: 0,
+                metric: l2_rows_metric,
+                curve: L2_ROWS_CURVE,
+                y_name: "l2_read_gbps",
+                loads_in_flight: L2_UNROLL,
+            },
+        )?;
+        if self.gpu.arch() >= 80 {
+            self.l2_rows_series(
+                res,
+                &Series {
+                    kernel: "l2_cp_rows",
+                    threads: 256,
+                    smem_per_thread: (2 * L2_UNROLL * 16) as u32,
+                    metric: l2_cp_rows_metric,
+                    curve: L2_CP_ROWS_CURVE,
+                    y_name: "l2_cp_gbps",
+                    loads_in_flight: 2 * L2_UNROLL,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn l2_rows_series(&mut self, res: &mut Results, series: &Series) -> Result<(), CalibError> {
         let gpu = self.gpu;
-        let k = self.kernel("l2_bw", "l2_read_rows")?;
-        let blocks = self.blocks_for(&k, THREADS)?;
-        let nthreads = u64::from(blocks) * u64::from(THREADS);
+        let k = self.kernel("l2_bw", series.kernel)?;
+        let smem = series.smem_per_thread * series.threads;
+        let occ = k
+            .max_active_blocks_per_sm(series.threads, smem as usize)?
+            .max(1);
+        let blocks = gpu.props().sm_count * occ;
+        let nthreads = u64::from(blocks) * u64::from(series.threads);
         let footprint = pow2_floor(gpu.props().l2_bytes / 2).max(1 << 20);
         let buf = self.alloc_u32(footprint)?;
         self.fill("l2_bw", &buf)?;
         let sink = gpu.alloc_zeros::<u32>(1024)?;
-        let dims = LaunchDims::linear(blocks, THREADS);
+        let dims = LaunchDims::linear(blocks, series.threads).with_smem(smem);
         let n_vec = footprint / 16;
         let pitch_shift = log2(PITCH_BYTES / 16);
         let steps = n_vec.div_ceil(nthreads * L2_UNROLL);
@@ -161,7 +222,7 @@ impl Runner<'_> {
             let passes = ((LAUNCH_MS / ms.max(1e-4)) as u64).clamp(1, 1 << 20) as u32;
             let bytes = f64::from(passes) * bytes_per_pass as f64;
             let policy = self.cfg.policy;
-            let name = l2_rows_metric(seg);
+            let name = (series.metric)(seg);
             let m = self.sampled(&name, "GB/s", policy, |_| {
                 let ms = gpu.time_ms(|| launch(passes))?;
                 Ok(bytes / (ms * 1e-3) / 1e9)
@@ -171,21 +232,22 @@ impl Runner<'_> {
                     "segment_bytes",
                     seg.map_or(json!("contiguous"), |b| json!(b)),
                 )
+                .with("kernel", series.kernel)
                 .with("pitch_bytes", PITCH_BYTES)
                 .with("footprint_bytes", footprint)
                 .with("passes", passes)
                 .with("bytes_per_launch", bytes)
-                .with("grid", json!([blocks, THREADS]))
-                .with("loads_in_flight_per_thread", L2_UNROLL);
+                .with("grid", json!([blocks, series.threads]))
+                .with("loads_in_flight_per_thread", series.loads_in_flight);
             rates.push(seg, m.median());
             res.metrics.push(m);
         }
         let curve = rates.curve(
             "L2",
-            "l2_read_gbps",
+            series.y_name,
             &[("footprint_bytes", footprint as f64)],
         )?;
-        res.curves.insert(L2_ROWS_CURVE.into(), curve);
+        res.curves.insert(series.curve.into(), curve);
         Ok(())
     }
 }
@@ -196,6 +258,8 @@ mod tests {
 
     #[test]
     fn metric_names_sort_by_length() {
+        assert_eq!(l2_cp_rows_metric(Some(64)), "l2_cp_gbps_rows_064b");
+        assert_eq!(l2_cp_rows_metric(None), "l2_cp_gbps_rows_contiguous");
         assert_eq!(l2_rows_metric(Some(32)), "l2_read_gbps_rows_032b");
         assert_eq!(l2_rows_metric(Some(256)), "l2_read_gbps_rows_256b");
         assert_eq!(l2_rows_metric(None), "l2_read_gbps_rows_contiguous");

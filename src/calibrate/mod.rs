@@ -196,8 +196,9 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                 }
             }
             Bench::L2Sms => bench_l2_sms::sm_counts(sms as u32, quick).len() as u64,
-            // each segment length and the contiguous reference
-            Bench::L2Rows | Bench::DramRows => bench_l2_rows::SEGMENT_BYTES.len() as u64 + 1,
+            // each segment length and the contiguous reference; l2-rows twice (loads, copies)
+            Bench::L2Rows => 2 * (bench_l2_rows::SEGMENT_BYTES.len() as u64 + 1),
+            Bench::DramRows => bench_l2_rows::SEGMENT_BYTES.len() as u64 + 1,
             // 5 warp counts; 4 N x 2 warpgroup counts of wgmma on 9.0
             Bench::TcRate => {
                 bench::tc::WARPS.len() as u64

@@ -191,6 +191,7 @@ pub fn summary(doc: &HwDoc) -> String {
     }
     for name in [
         super::bench_l2_rows::L2_ROWS_CURVE,
+        super::bench_l2_rows::L2_CP_ROWS_CURVE,
         super::bench_dram_rows::DRAM_ROWS_CURVE,
     ] {
         let Some(c) = doc.curves.get(name) else {
