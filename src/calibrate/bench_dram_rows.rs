@@ -15,7 +15,7 @@
 use serde_json::json;
 
 use super::bench::Runner;
-use super::bench_l2_rows::{row_cases, RowRates, PITCH_BYTES};
+use super::bench_l2_rows::{log2, row_cases, rows_metric, RowRates, PITCH_BYTES};
 use super::results::Results;
 use super::CalibError;
 use crate::gpu::{KernelArgs, LaunchDims};
@@ -29,22 +29,13 @@ pub const BAND_ROWS: u64 = 64;
 /// Back-to-back launches timed per sample.
 const LAUNCHES: usize = 4;
 
-/// Name of the metric of `bytes`-long segments (`None`: the contiguous reference).
-pub fn dram_rows_metric(bytes: Option<u64>) -> String {
-    match bytes {
-        Some(b) => format!("dram_read_gbps_rows_{b:03}b"),
-        None => "dram_read_gbps_rows_contiguous".into(),
-    }
-}
+/// The metrics' prefix ([`rows_metric`]): `dram_read_gbps_rows_<bytes>b` and
+/// `..._contiguous`.
+pub const DRAM_ROWS_METRIC: &str = "dram_read_gbps_rows";
 
 /// The footprint read: the power of two at or above 8 x L2, at least 1 GiB.
 pub fn footprint_bytes(l2_bytes: u64) -> u64 {
     (8 * l2_bytes).max(1 << 30).next_power_of_two()
-}
-
-/// log2 of a power of two.
-fn log2(x: u64) -> u32 {
-    63 - x.leading_zeros()
 }
 
 impl Runner<'_> {
@@ -88,7 +79,7 @@ impl Runner<'_> {
             };
             launch()?;
             let policy = self.cfg.policy;
-            let name = dram_rows_metric(seg);
+            let name = rows_metric(DRAM_ROWS_METRIC, seg);
             let m = self.sampled(&name, "GB/s", policy, |_| {
                 let ms = gpu.time_ms(|| {
                     for _ in 0..LAUNCHES {
@@ -137,7 +128,13 @@ mod tests {
         assert_eq!(f % (BAND_ROWS * PITCH_BYTES), 0);
         // a band's vectors are a whole number of the kernel's block-wide unrolled steps
         assert_eq!((BAND_ROWS * PITCH_BYTES / 16) % (u64::from(THREADS) * 4), 0);
-        assert_eq!(dram_rows_metric(Some(32)), "dram_read_gbps_rows_032b");
-        assert_eq!(dram_rows_metric(None), "dram_read_gbps_rows_contiguous");
+        assert_eq!(
+            rows_metric(DRAM_ROWS_METRIC, Some(32)),
+            "dram_read_gbps_rows_032b"
+        );
+        assert_eq!(
+            rows_metric(DRAM_ROWS_METRIC, None),
+            "dram_read_gbps_rows_contiguous"
+        );
     }
 }

@@ -43,16 +43,23 @@ pub const PITCH_BYTES: u64 = 8192;
 /// Each sample's launch runs about this long.
 const LAUNCH_MS: f64 = 2.0;
 
-/// Name of the metric of `bytes`-long segments (`None`: the contiguous reference).
-pub fn l2_rows_metric(bytes: Option<u64>) -> String {
+/// The loads series' metrics: `l2_read_gbps_rows_<bytes>b` and `..._contiguous`.
+pub const L2_ROWS_METRIC: &str = "l2_read_gbps_rows";
+/// The copy series' metrics (`l2_cp_rows`: cp.async.cg into shared memory, as the GEMM
+/// kernels copy): `l2_cp_gbps_rows_<bytes>b` and `..._contiguous`.
+pub const L2_CP_ROWS_METRIC: &str = "l2_cp_gbps_rows";
+
+/// Name of a rows benchmark's metric (`prefix`, e.g. [`L2_ROWS_METRIC`]) for `bytes`-long
+/// segments (`None`: the contiguous reference).
+pub fn rows_metric(prefix: &str, bytes: Option<u64>) -> String {
     match bytes {
-        Some(b) => format!("l2_read_gbps_rows_{b:03}b"),
-        None => "l2_read_gbps_rows_contiguous".into(),
+        Some(b) => format!("{prefix}_{b:03}b"),
+        None => format!("{prefix}_contiguous"),
     }
 }
 
 /// log2 of a power of two.
-fn log2(x: u64) -> u32 {
+pub(super) fn log2(x: u64) -> u32 {
     63 - x.leading_zeros()
 }
 
@@ -132,19 +139,11 @@ struct Series {
     threads: u32,
     /// Dynamic shared memory per thread, bytes.
     smem_per_thread: u32,
-    metric: fn(Option<u64>) -> String,
+    /// The metrics' prefix ([`rows_metric`]).
+    metric: &'static str,
     curve: &'static str,
     y_name: &'static str,
     loads_in_flight: u64,
-}
-
-/// The copy series (`l2_cp_rows`: cp.async.cg into shared memory, as the GEMM kernels
-/// copy): its metrics `l2_cp_gbps_rows_<bytes>b` and `l2_cp_gbps_rows_contiguous`.
-pub fn l2_cp_rows_metric(bytes: Option<u64>) -> String {
-    match bytes {
-        Some(b) => format!("l2_cp_gbps_rows_{b:03}b"),
-        None => "l2_cp_gbps_rows_contiguous".into(),
-    }
 }
 
 impl Runner<'_> {
@@ -159,7 +158,7 @@ impl Runner<'_> {
                 kernel: "l2_read_rows",
                 threads: THREADS,
                 smem_per_thread: 0,
-                metric: l2_rows_metric,
+                metric: L2_ROWS_METRIC,
                 curve: L2_ROWS_CURVE,
                 y_name: "l2_read_gbps",
                 loads_in_flight: L2_UNROLL,
@@ -172,7 +171,7 @@ impl Runner<'_> {
                     kernel: "l2_cp_rows",
                     threads: 256,
                     smem_per_thread: (2 * L2_UNROLL * 16) as u32,
-                    metric: l2_cp_rows_metric,
+                    metric: L2_CP_ROWS_METRIC,
                     curve: L2_CP_ROWS_CURVE,
                     y_name: "l2_cp_gbps",
                     loads_in_flight: 2 * L2_UNROLL,
@@ -222,7 +221,7 @@ impl Runner<'_> {
             let passes = ((LAUNCH_MS / ms.max(1e-4)) as u64).clamp(1, 1 << 20) as u32;
             let bytes = f64::from(passes) * bytes_per_pass as f64;
             let policy = self.cfg.policy;
-            let name = (series.metric)(seg);
+            let name = rows_metric(series.metric, seg);
             let m = self.sampled(&name, "GB/s", policy, |_| {
                 let ms = gpu.time_ms(|| launch(passes))?;
                 Ok(bytes / (ms * 1e-3) / 1e9)
@@ -258,11 +257,13 @@ mod tests {
 
     #[test]
     fn metric_names_sort_by_length() {
-        assert_eq!(l2_cp_rows_metric(Some(64)), "l2_cp_gbps_rows_064b");
-        assert_eq!(l2_cp_rows_metric(None), "l2_cp_gbps_rows_contiguous");
-        assert_eq!(l2_rows_metric(Some(32)), "l2_read_gbps_rows_032b");
-        assert_eq!(l2_rows_metric(Some(256)), "l2_read_gbps_rows_256b");
-        assert_eq!(l2_rows_metric(None), "l2_read_gbps_rows_contiguous");
+        let cp = |b| rows_metric(L2_CP_ROWS_METRIC, b);
+        assert_eq!(cp(Some(64)), "l2_cp_gbps_rows_064b");
+        assert_eq!(cp(None), "l2_cp_gbps_rows_contiguous");
+        let l2 = |b| rows_metric(L2_ROWS_METRIC, b);
+        assert_eq!(l2(Some(32)), "l2_read_gbps_rows_032b");
+        assert_eq!(l2(Some(256)), "l2_read_gbps_rows_256b");
+        assert_eq!(l2(None), "l2_read_gbps_rows_contiguous");
     }
 
     #[test]

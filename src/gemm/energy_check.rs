@@ -14,8 +14,7 @@ use serde::Serialize;
 use crate::exit::Failure;
 use crate::model::energy::EnergyPrediction;
 use crate::model::objective::{
-    first_rank_then_key, front_of, leaves_time_pick, price_all, price_of, same_launch, EnergyPlan,
-    Objective,
+    front_of, objective_pick, price_all, price_of, same_launch, EnergyPlan, Objective,
 };
 use crate::model::problem::{parse_config, Config};
 use crate::model::Problem;
@@ -180,21 +179,14 @@ pub fn compare(
         // and the time pick kept unless the best saves more than the margin
         // (`objective::leaves_time_pick`), where the sweep timed it
         let pick_by = |objective: Objective, key: &dyn Fn(&EnergyRow) -> f64| {
-            let first = |r: &EnergyRow| {
-                !any_in_guard || objective.first_rank(r.predicted_in_guard, r.predicted_capped)
-            };
-            let best = rows
-                .iter()
-                .min_by(|a, b| first_rank_then_key((first(a), key(a)), (first(b), key(b))))
-                .expect("a group has a row");
-            match rows
-                .iter()
-                .filter(|r| r.predicted_time_pick)
-                .min_by(|a, b| key(a).total_cmp(&key(b)))
-            {
-                Some(t) if !leaves_time_pick(key(best), key(t)) => t,
-                _ => best,
-            }
+            let i = objective_pick(
+                &rows,
+                |r| !any_in_guard || objective.first_rank(r.predicted_in_guard, r.predicted_capped),
+                key,
+                |r| r.predicted_time_pick,
+            )
+            .expect("a group has a row");
+            &rows[i]
         };
         let picked = pick_by(Objective::Energy, &|r| r.predicted_mj);
         let picked_t = pick_by(Objective::Sustained, &|r| r.predicted_sustained_us);

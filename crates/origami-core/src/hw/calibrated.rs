@@ -95,7 +95,7 @@ fn l2_active_exponent(doc: &HwDoc) -> Option<f64> {
 /// of `bytes` bytes (the curve's `efficiency_<bytes>b`), clamped to (0, 1]: a segment read
 /// faster than the contiguous reference (within its noise) is priced at the contiguous
 /// rate; `None` without the curve or with a non-positive value.
-fn row_efficiency(doc: &HwDoc, curve: &str, bytes: u32) -> Option<f64> {
+fn measured_row_share(doc: &HwDoc, curve: &str, bytes: u32) -> Option<f64> {
     doc.curves
         .get(curve)
         .and_then(|c| c.fit.get(&format!("efficiency_{bytes}b")).copied())
@@ -274,7 +274,7 @@ pub fn calibrated_constants(doc: &HwDoc) -> Result<Vec<DerivedConstant>, Calibra
             64,
         ),
     ] {
-        match row_efficiency(doc, curve, bytes) {
+        match measured_row_share(doc, curve, bytes) {
             Some(v) => put(
                 name,
                 v,

@@ -192,20 +192,48 @@ pub fn rank(priced: &[Priced], plan: &EnergyPlan, time_pick: Option<&Config>) ->
                 (first(b), plan.key(&b.energy)),
             )
         });
-        let at = time_pick.and_then(|t| v.iter().position(|x| same_launch(x.config(), t)));
-        if let Some(i) = at.filter(|&i| i > 0) {
-            if !leaves_time_pick(plan.key(&v[0].energy), plan.key(&v[i].energy)) {
-                let kept = v.remove(i);
-                v.insert(0, kept);
-            }
+        let pick = objective_pick(
+            &v,
+            |x| plan.objective.first_rank(x.in_guard, x.energy.capped),
+            |x| plan.key(&x.energy),
+            |x| time_pick.is_some_and(|t| same_launch(x.config(), t)),
+        );
+        if let Some(i) = pick.filter(|&i| i > 0) {
+            let kept = v.remove(i);
+            v.insert(0, kept);
         }
     }
     v
 }
 
+/// The index of an objective's pick among `items`: the first of them by
+/// `first_rank_then_key`, unless the time pick is among them (`is_time_pick`; the one of
+/// least key if several) and that best saves no more than [`DEPARTURE_MARGIN`] of its key
+/// ([`leaves_time_pick`]): then the time pick. `None` for no items. The one rule for the
+/// selection ([`rank`]) and `origami-bench energy`'s picks among a sweep's measured configs.
+pub fn objective_pick<T>(
+    items: &[T],
+    first: impl Fn(&T) -> bool,
+    key: impl Fn(&T) -> f64,
+    is_time_pick: impl Fn(&T) -> bool,
+) -> Option<usize> {
+    let order = |i: &usize, j: &usize| {
+        let (a, b) = (&items[*i], &items[*j]);
+        first_rank_then_key((first(a), key(a)), (first(b), key(b)))
+    };
+    let best = (0..items.len()).min_by(order)?;
+    let time = (0..items.len())
+        .filter(|&i| is_time_pick(&items[i]))
+        .min_by(|&i, &j| key(&items[i]).total_cmp(&key(&items[j])));
+    Some(match time {
+        Some(t) if !leaves_time_pick(key(&items[best]), key(&items[t])) => t,
+        _ => best,
+    })
+}
+
 /// The objectives' order: a config of the first rank (`true`, [`Objective::first_rank`])
-/// before one outside it, then the smaller key (`rank`, and `origami-bench energy`'s picks).
-pub fn first_rank_then_key(a: (bool, f64), b: (bool, f64)) -> std::cmp::Ordering {
+/// before one outside it, then the smaller key ([`rank`]'s order and [`objective_pick`]'s).
+fn first_rank_then_key(a: (bool, f64), b: (bool, f64)) -> std::cmp::Ordering {
     b.0.cmp(&a.0).then(a.1.total_cmp(&b.1))
 }
 
