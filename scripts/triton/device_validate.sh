@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Device only. The triton-tma validation (every shape's pick and brute-force best, 44
-# configs, validate2-configs.csv) over the seed list, the LLM list and three unaligned
-# shapes, fp16 and bf16, each launch timed in PASSES alternating passes (tma_sweep.py
-# --passes), with `nvidia-smi dmon` beside it; the folders tarred into $OUT (the device
-# call returns few files). Usage: PASSES=4 scripts/triton/device_validate.sh NAME [DEADLINE_SEED DEADLINE_LLM DEADLINE_UNALIGNED]
+# configs, validate2-configs.csv, or the list CONFIGS names) over the seed list, the LLM
+# list and three unaligned shapes, fp16 and bf16, each launch timed in PASSES alternating
+# passes (tma_sweep.py --passes), with `nvidia-smi dmon` beside it; the folders tarred into
+# $OUT (the device call returns few files).
+# Usage: [CONFIGS=LIST.csv] PASSES=4 scripts/triton/device_validate.sh NAME [DEADLINE_SEED DEADLINE_LLM DEADLINE_UNALIGNED]
 set -u
 name="${1:-passes}"
 passes="${PASSES:-4}"
@@ -11,7 +12,7 @@ d="$OUT/$name"
 mkdir -p "$d"
 nvidia-smi dmon -s pc -d 1 >"$d/dmon.txt" 2>&1 &
 dmon=$!
-cfg=results/h100/triton-tma/validate2-configs.csv
+cfg=${CONFIGS:-results/h100/triton-tma/validate2-configs.csv}
 python3 scripts/triton/tma_sweep.py --out "$d/seed" --shapes seed --dtype fp16,bf16 --configs $cfg \
     --workers 15 --deadline-s "${2:-200}" --passes "$passes" 2>"$d/seed.log"
 python3 scripts/triton/tma_sweep.py --out "$d/llm" --shapes llm --dtype fp16,bf16 --configs $cfg \

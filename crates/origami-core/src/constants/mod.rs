@@ -420,6 +420,22 @@ model_constants! {
     tp_dram_row_efficiency_32b: f64 = 1.0, Throughput, "share", SHARE;
     /// Throughput model: the same for rows of 64 contiguous bytes.
     tp_dram_row_efficiency_64b: f64 = 1.0, Throughput, "share", SHARE;
+    /// Throughput model: for kernels that load whole tensor-descriptor boxes in grouped
+    /// order (at least two tile rows to a group, so that consecutive tiles walk down one
+    /// tile column), the share of B's box bytes the L2 does not serve again: neighbouring
+    /// programs run those tiles at the same time and load the same B boxes (0 = every box
+    /// read in full; Nsight Compute on an H200 counts fewer L2 sectors than the boxes ask
+    /// for, docs/triton-tma.md).
+    tp_l2_neighbour_share_b: f64 = 0.0, Throughput, "share", FRACTION;
+    /// Throughput model: the same for A's box bytes when consecutive tiles walk one tile
+    /// row (a group of one tile row).
+    tp_l2_neighbour_share_a: f64 = 0.0, Throughput, "share", FRACTION;
+    /// Throughput model: 1 counts a wgmma config's shared-memory operand reads per
+    /// m64nNk16 instruction, each reading its 64 rows of A and all of its warpgroup's B
+    /// columns (A's rows once per warpgroup along N, B's columns once per 64 rows of
+    /// BLOCK_M); 0 (default) counts them once per warpgroup along M and N, as mma.sync
+    /// warps read fragments.
+    tp_wgmma_operand_reads: f64 = 0.0, Throughput, "switch", SWITCH;
     /// Throughput model: 1 when A, B and C stay in L2 between the timed launches if
     /// together they fit (repeated launches on the same buffers): no DRAM bound for them;
     /// 0 (default) charges their compulsory DRAM bytes on every launch (rotated buffers).

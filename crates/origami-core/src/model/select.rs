@@ -376,21 +376,22 @@ impl<'a> Selector<'a> {
                             },
                             None => c.config,
                         };
-                        let launch = LaunchStatic::new(
+                        let warp_grid = family.warp_grid(&c.config, dtype, gpu);
+                        let wgmma = family.uses_wgmma(&c.config, dtype, gpu);
+                        let mut launch = LaunchStatic::new(
                             &config,
-                            family.warp_grid(&c.config, dtype, gpu),
+                            warp_grid,
                             o,
                             dtype,
                             atom,
                             scale,
-                            if family.uses_wgmma(&c.config, dtype, gpu) {
-                                constants.tp_wgmma_min_n
-                            } else {
-                                0.0
-                            },
+                            if wgmma { constants.tp_wgmma_min_n } else { 0.0 },
                         )
                         .with_persistent(family.persistent_loop(&c.config))
                         .with_whole_boxes(family.loads_whole_boxes());
+                        if wgmma && constants.tp_wgmma_operand_reads == 1.0 {
+                            launch = launch.with_wgmma_operand_reads(warp_grid.1, dtype);
+                        }
                         let mut costs = BlockCosts::new(&launch, &tin);
                         // memory instructions beyond the vectorised copies: the load/store
                         // pipe the shared-memory term prices, and the epilogue

@@ -126,6 +126,21 @@ impl LaunchStatic {
         }
     }
 
+    /// The same launch with its shared-memory operand reads counted as wgmma makes them
+    /// (`tp_wgmma_operand_reads`): each m64nNk16 instruction reads its 64 rows of A and
+    /// all of its warpgroup's B columns, so A's rows are read once per warpgroup along N
+    /// (`warpgroups_n`) and B's columns once per 64 rows of BLOCK_M, whatever the
+    /// warpgroups along M.
+    pub fn with_wgmma_operand_reads(self, warpgroups_n: u32, dtype: Dtype) -> LaunchStatic {
+        let m64_blocks = (self.bm / 64).max(1);
+        LaunchStatic {
+            fragment_bytes: ((self.bm * u64::from(warpgroups_n.max(1)) + self.bn * m64_blocks)
+                * self.bk) as f64
+                * dtype.bytes(),
+            ..self
+        }
+    }
+
     /// The same launch as a persistent kernel's: one program (block) per SM.
     pub fn with_persistent(self, persistent: Option<PersistentLoop>) -> LaunchStatic {
         match persistent {
@@ -458,6 +473,46 @@ pub fn dram_row_efficiency(l: &LaunchStatic, k: &ModelConstants) -> f64 {
     })
 }
 
+/// The share of a launch's A and B box bytes the L2 does not serve again because
+/// neighbouring programs load the same boxes at the same time (consecutive tile indices run
+/// together): B's boxes when the grouped order walks down a tile column (a group of at least
+/// two tile rows: `tp_l2_neighbour_share_b` of B's share of the tile's bytes), A's when
+/// consecutive tiles walk one tile row (`tp_l2_neighbour_share_a` of A's share; the grid
+/// needs two tile columns). 0 for kernels that do not load whole boxes. `group_m`: `None`
+/// gives the larger of the two (what any GROUP_SIZE_M could save, for [`lower_bound`]).
+fn neighbour_saving(
+    l: &LaunchStatic,
+    grid_m: u64,
+    grid_n: u64,
+    group_m: Option<u32>,
+    k: &ModelConstants,
+) -> f64 {
+    if !l.whole_boxes || l.bm + l.bn == 0 {
+        return 0.0;
+    }
+    let b_share = l.bn as f64 / (l.bm + l.bn) as f64;
+    let down_column = if grid_m >= 2 {
+        k.tp_l2_neighbour_share_b * b_share
+    } else {
+        0.0
+    };
+    let along_row = if grid_n >= 2 {
+        k.tp_l2_neighbour_share_a * (1.0 - b_share)
+    } else {
+        0.0
+    };
+    let saving = match group_m {
+        None => down_column.max(along_row),
+        Some(g) if u64::from(g.max(1)).min(grid_m) >= 2 => down_column,
+        Some(_) => along_row,
+    };
+    if saving.is_finite() {
+        saving.clamp(0.0, 0.99)
+    } else {
+        0.0
+    }
+}
+
 /// Predict one launch at GROUP_SIZE_M `group_m`.
 pub fn predict(
     p: &Problem,
@@ -511,6 +566,9 @@ pub struct TileGrid {
     dram_bw: f64,
     /// The share of that rate A's and B's rows get ([`dram_row_efficiency`]).
     dram_row_share: f64,
+    /// The largest [`neighbour_saving`] any GROUP_SIZE_M gives this grid (for
+    /// [`lower_bound`]).
+    max_neighbour_saving: f64,
 }
 
 impl TileGrid {
@@ -565,6 +623,7 @@ impl TileGrid {
             dram_bw: hw.params.dram_perf_ratio
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
             dram_row_share: dram_row_efficiency(l, k),
+            max_neighbour_saving: neighbour_saving(l, grid_m, grid_n, None, k),
         }
     }
 }
@@ -822,7 +881,7 @@ pub fn lower_bound(
     hw: &ModelInputs<'_>,
 ) -> f64 {
     let k = hw.constants;
-    let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0);
+    let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0) * (1.0 - grid.max_neighbour_saving);
     let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2) + floor_fixed;
     // A's and B's bytes at their rows' share of the rate, as `predict_on` prices them
     let dram_time_bytes = if grid.l2_resident {
@@ -926,6 +985,14 @@ fn predict_on_counting<const WAIT: bool>(
     };
     let o = u64::from(l.blocks_per_sm);
     let mut adjusted = grid.l2_speedup.map(|s| costs.with_l2_speedup(s));
+    let saving = neighbour_saving(l, grid_m, grid_n, Some(group_m), k);
+    if saving > 0.0 {
+        adjusted = Some(
+            adjusted
+                .unwrap_or(*costs)
+                .with_l2_speedup(1.0 / (1.0 - saving)),
+        );
+    }
     if grid.row_cycles > 0.0 {
         let mut c = adjusted.unwrap_or(*costs);
         c.l2 += l.load_bytes / 128.0 * grid.row_cycles;
@@ -1446,6 +1513,78 @@ mod tests {
         let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
         assert_eq!(at(&base, &full), at(&split, &full));
     }
+    #[test]
+    fn neighbouring_programs_save_the_shared_operands_l2_bytes_by_their_group() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 500.0,
+            ..ModelConstants::default()
+        };
+        let shared = ModelConstants {
+            tp_l2_neighbour_share_b: 0.5,
+            tp_l2_neighbour_share_a: 0.25,
+            ..base
+        };
+        fn hw<'a>(doc: &'a crate::hw::HwDoc, k: &'a ModelConstants) -> ModelInputs<'a> {
+            ModelInputs {
+                gpu: &doc.gpu,
+                params: &doc.params,
+                constants: k,
+                variant: Variant::Origami,
+            }
+        }
+        let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        // 128 x 64 tiles: B is a third of a tile's bytes, A two thirds.
+        let boxes = launch(&cfg("128x64x64,w4,s4"), 1).with_whole_boxes(true);
+        let l2 = |k: &ModelConstants, g: u32| predict(&p, &boxes, g, &hw(&doc, k)).iter_l2;
+        // grouped order (GROUP_SIZE_M 8): neighbours share B, half of B's third is saved
+        assert!((l2(&shared, 8) / l2(&base, 8) - (1.0 - 0.5 / 3.0)).abs() < 1e-12);
+        // one tile row to a group: neighbours share A, a quarter of A's two thirds
+        assert!((l2(&shared, 1) / l2(&base, 1) - (1.0 - 0.25 * 2.0 / 3.0)).abs() < 1e-12);
+        // copies of rows (masked loads, not whole boxes) are not priced so
+        let rows = launch(&cfg("128x64x64,w4,s4"), 1);
+        assert_eq!(
+            predict(&p, &rows, 8, &hw(&doc, &shared)),
+            predict(&p, &rows, 8, &hw(&doc, &base))
+        );
+        // one tile row and one tile column: nobody shares anything
+        let one = Problem::new(128, 64, 4096, Dtype::Fp16).unwrap();
+        assert_eq!(
+            predict(&one, &boxes, 8, &hw(&doc, &shared)).iter_l2,
+            predict(&one, &boxes, 8, &hw(&doc, &base)).iter_l2
+        );
+        // the selection's lower bound takes the larger saving, so it stays a bound at
+        // every GROUP_SIZE_M
+        let k = &hw(&doc, &shared);
+        let grid = TileGrid::new(&p, &boxes, k);
+        let costs = BlockCosts::new(&boxes, k);
+        let bound = lower_bound(
+            &grid,
+            costs.tensor.max(costs.smem),
+            costs.l2,
+            costs.fixed,
+            k,
+        );
+        for g in [1, 2, 8, 16] {
+            assert!(bound <= predict(&p, &boxes, g, k).total * (1.0 + 1e-12));
+        }
+    }
+
+    #[test]
+    fn wgmma_reads_b_once_per_64_rows_and_a_once_per_warpgroup_along_n() {
+        // 128 x 64 on one warpgroup: two m64n64 instructions a k16 step, each reading its
+        // 64 rows of A and the 64 columns of B: A 128 rows, B 2 x 64 columns
+        let l = launch(&cfg("128x64x64,w4,s4"), 1).with_wgmma_operand_reads(1, Dtype::Fp16);
+        assert_eq!(l.fragment_bytes, ((128 + 2 * 64) * 64 * 2) as f64);
+        // 128 x 256 on two warpgroups stacked along M: B read once per 64 rows (twice)
+        let l = launch(&cfg("128x256x64,w8,s3"), 1).with_wgmma_operand_reads(1, Dtype::Fp16);
+        assert_eq!(l.fragment_bytes, ((128 + 2 * 256) * 64 * 2) as f64);
+        // 64 x 256 on two warpgroups side by side along N: A read by both
+        let l = launch(&cfg("64x256x64,w8,s3"), 1).with_wgmma_operand_reads(2, Dtype::Fp16);
+        assert_eq!(l.fragment_bytes, ((2 * 64 + 256) * 64 * 2) as f64);
+    }
+
     #[test]
     fn masked_rows_and_l2_resident_inputs_follow_their_switches() {
         let doc = preset("h100-sxm").unwrap();

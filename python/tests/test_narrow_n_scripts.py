@@ -1,0 +1,88 @@
+"""scripts/triton/picks_compare.py (two sets of picks against one validation run) and
+scripts/triton/narrow_n_summary.py (the Nsight Compute probes' L2 reads against the boxes)."""
+import io
+import os
+import subprocess
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts", "triton")
+COMPARE = os.path.join(SCRIPTS, "picks_compare.py")
+SUMMARY = os.path.join(SCRIPTS, "narrow_n_summary.py")
+
+MEAS = "set,m,n,k,dtype,config,status,us,block_m\n"
+PICKS = "       M        N        K dtype  pick                          predicted_us\n"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+
+
+def test_two_sets_of_picks_scored_on_the_same_run(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    # a seed shape (64^3) and a held-out one; cuBLAS rows and failed launches do not count
+    (run_dir / "measurements.csv").write_text(
+        MEAS + "seed,64,64,64,fp16,cublas_before,ok,1.0,\n"
+        "seed,64,64,64,fp16,a,ok,10.0,64\nseed,64,64,64,fp16,b,ok,20.0,64\n"
+        "llm,17,4096,4096,fp16,a,ok,8.0,64\nllm,17,4096,4096,fp16,b,ok,10.0,64\n"
+        "llm,17,4096,4096,fp16,c,failed,1.0,64\n")
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text(PICKS + "      64       64       64  fp16  a  1.0\n"
+                   "      17     4096     4096  fp16  a  1.0\n")
+    new.write_text(PICKS + "      64       64       64  fp16  b  1.0\n"
+                   "      17     4096     4096  fp16  c  1.0\n")
+    p = run(COMPARE, old, new, run_dir)
+    assert p.returncode == 0, p.stderr
+    # the held-out shape's new pick failed: listed and left out of both
+    assert "not timed: 17x4096x4096 fp16 old a new c" in p.stdout
+    assert "64x64x64 fp16  old a" in p.stdout and "1.000" in p.stdout and "0.500" in p.stdout
+    assert "seed      fp16       1        1.000  1.000  1.000        0.500  0.500  0.500" in p.stdout
+    assert "held out" not in p.stdout.split("list")[1]
+
+
+def test_picks_compare_refuses_a_missing_run(tmp_path):
+    picks = tmp_path / "p.txt"
+    picks.write_text(PICKS + "      64       64       64  fp16  a  1.0\n")
+    p = run(COMPARE, picks, picks, tmp_path / "nowhere")
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("picks_compare:")
+
+
+def ncu_csv(metrics):
+    head = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+    rows = "".join(f'"0","k","s","{n}","","{v}"\n' for n, v in metrics.items())
+    return "==PROF== preamble\n" + head + rows
+
+
+def test_l2_reads_against_the_boxes_asked_for(tmp_path):
+    archive = tmp_path / "probe.tgz"
+    with tarfile.open(archive, "w:gz") as tf:
+        for name, text in {
+            "probe/128x64x128_g8_w4_s4.csv": ncu_csv({
+                "gpu__time_duration.sum": "318,016",
+                "lts__t_sectors_srcunit_tex_op_read.sum": "85,197,432",
+                "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "46.90",
+                "dram__bytes_read.sum": "168,049,152"}),
+            "probe/configs.csv": "config\n",
+        }.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    p = run(SUMMARY, archive, "--shape", "4096x4096x4096")
+    assert p.returncode == 0, p.stderr
+    line = [x for x in p.stdout.splitlines() if x.startswith("128x64x128,g8,w4,s4")][0]
+    # 2048 tiles x 192 rows x 4096 x 2 bytes = 3.22 GB asked for; 85.2 M sectors x 32 = 2.73 GB
+    assert line.split() == ["128x64x128,g8,w4,s4", "318.0", "46.9", "nan", "nan", "2.73", "3.22",
+                            "0.85", "0.168"]
+
+
+def test_summary_refuses_an_archive_without_probes(tmp_path):
+    archive = tmp_path / "empty.tgz"
+    with tarfile.open(archive, "w:gz"):
+        pass
+    p = run(SUMMARY, archive)
+    assert p.returncode == 2
+    assert "no ncu CSV" in p.stderr
