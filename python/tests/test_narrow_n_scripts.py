@@ -65,6 +65,9 @@ def test_l2_reads_against_the_boxes_asked_for(tmp_path):
                 "lts__t_sectors_srcunit_tex_op_read.sum": "85,197,432",
                 "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "46.90",
                 "dram__bytes_read.sum": "168,049,152"}),
+            "probe/4100x576x7168_128x256x64_g1_w8_s3.csv": ncu_csv({
+                "gpu__time_duration.sum": "80,000",
+                "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
             "probe/configs.csv": "config\n",
         }.items():
             data = text.encode()
@@ -73,10 +76,14 @@ def test_l2_reads_against_the_boxes_asked_for(tmp_path):
             tf.addfile(info, io.BytesIO(data))
     p = run(SUMMARY, archive, "--shape", "4096x4096x4096")
     assert p.returncode == 0, p.stderr
-    line = [x for x in p.stdout.splitlines() if x.startswith("128x64x128,g8,w4,s4")][0]
+    line = [x for x in p.stdout.splitlines() if "128x64x128,g8,w4,s4" in x][0]
     # 2048 tiles x 192 rows x 4096 x 2 bytes = 3.22 GB asked for; 85.2 M sectors x 32 = 2.73 GB
-    assert line.split() == ["128x64x128,g8,w4,s4", "318.0", "46.9", "nan", "nan", "2.73", "3.22",
-                            "0.85", "0.168"]
+    assert line.split() == ["4096x4096x4096", "128x64x128,g8,w4,s4", "318.0", "46.9", "nan",
+                            "nan", "2.73", "3.22", "0.85", "0.168"]
+    # a probe that names its shape: 4100x576x7168, 33 x 3 tiles of 128 x 256
+    line = [x for x in p.stdout.splitlines() if x.startswith("4100x576x7168")][0]
+    assert line.split()[1] == "128x256x64,g1,w8,s3"
+    assert line.split()[7] == f"{99 * 384 * 7168 * 2 / 1e9:.2f}"
 
 
 def test_summary_refuses_an_archive_without_probes(tmp_path):

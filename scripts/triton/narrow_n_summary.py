@@ -9,6 +9,7 @@ each): a ratio below 1 means loads of the same lines by concurrent programs reac
 as fewer requests than the boxes asked for.
 
 Usage: python3 scripts/triton/narrow_n_summary.py ARCHIVE.tgz [ARCHIVE.tgz ...] [--shape 4096x4096x4096]
+  (--shape: the shape of the probes named CONFIG.csv; MxNxK_CONFIG.csv name their own)
 Standard library only.
 """
 import argparse
@@ -65,18 +66,22 @@ def main():
             bad_input(f"{path}: {e}")
         for member in tf.getmembers():
             name = member.name.rsplit("/", 1)[-1]
-            if not re.match(r"^\d+x\d+x\d+_g\d+_w\d+_s\d+\.csv$", name):
+            # CONFIG.csv (the shape of --shape) or MxNxK_CONFIG.csv, CONFIG's commas as "_"
+            hit = re.match(r"^(?:(\d+)x(\d+)x(\d+)_)?(\d+x\d+x\d+_g\d+_w\d+_s\d+)\.csv$", name)
+            if not hit:
                 continue
-            config = name[:-4].replace("_", ",")
+            shape = tuple(int(v) for v in hit.groups()[:3]) if hit.group(1) else (m, n, k)
+            config = hit.group(4).replace("_", ",")
             text = tf.extractfile(member).read().decode("utf-8", "replace")
-            rows.setdefault(config, {}).update(metrics_of(text))
+            rows.setdefault((shape, config), {}).update(metrics_of(text))
     if not rows:
         bad_input("no ncu CSV of a config in the archives")
-    cols = ("config", "us", "tensor %", "L2 SOL %", "L2 sectors %", "L2 read GB", "boxes GB",
+    cols = ("shape", "config", "us", "tensor %", "L2 SOL %", "L2 sectors %", "L2 read GB", "boxes GB",
             "read/boxes", "DRAM read GB")
-    print("  ".join(f"{c:>12s}" if i else f"{c:<22s}" for i, c in enumerate(cols)))
-    for config in sorted(rows, key=lambda c: [int(x) for x in re.findall(r"\d+", c)]):
-        r = rows[config]
+    print(f"{cols[0]:<16s}{cols[1]:<22s}  " + "  ".join(f"{c:>12s}" for c in cols[2:]))
+    for shape, config in sorted(rows, key=lambda sc: (sc[0], [int(x) for x in
+                                                          re.findall(r"\d+", sc[1])])):
+        r = rows[(shape, config)]
         dur = r.get("gpu__time_duration.sum") or r.get("Duration")
         us = dur / 1000.0 if isinstance(dur, float) else float("nan")
         tensor = r.get("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
@@ -85,14 +90,15 @@ def main():
         l2s = r.get("lts__t_sectors.avg.pct_of_peak_sustained_elapsed", float("nan"))
         sectors = r.get("lts__t_sectors_srcunit_tex_op_read.sum")
         read = sectors * 32 / 1e9 if isinstance(sectors, float) else float("nan")
-        boxes = requested_bytes(config, m, n, k) / 1e9
+        boxes = requested_bytes(config, *shape) / 1e9
         dram = r.get("dram__bytes_read.sum")
         dram = dram / 1e9 if isinstance(dram, float) else float("nan")
         vals = (f"{us:.1f}", f"{tensor:.1f}" if isinstance(tensor, float) else "-",
                 f"{l2:.1f}" if isinstance(l2, float) else "-",
                 f"{l2s:.1f}" if isinstance(l2s, float) else "-", f"{read:.2f}", f"{boxes:.2f}",
                 f"{read / boxes:.2f}", f"{dram:.3f}")
-        print(f"{config:<22s}  " + "  ".join(f"{v:>12s}" for v in vals))
+        print(f"{'x'.join(map(str, shape)):<16s}{config:<22s}  "
+              + "  ".join(f"{v:>12s}" for v in vals))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Device only (issue 11), after scripts/triton/narrow_n_l2.sh: how the L2 reads that
+# neighbouring programs share depend on GROUP_SIZE_M (the tiles of one tile column that run
+# side by side), at 4096^3 for 64x128x128 and 128x64x128 (four stages) at groups 1, 2, 4, 8,
+# 16 and 32, and on the one-wave shapes where the group moved the time by 13-30 %
+# (4100x576x7168: 128x256x64 at 1 and 8, 256x128x64 at 8; 1000x576x7168: 64x128x128 at 1
+# and 8). One Nsight Compute launch each (clocks left alone): duration, the L2 sectors the
+# SMs read and look up (hits and misses), DRAM bytes. Writes $OUT/narrow-n-groups/<shape>_<config>.csv,
+# tarred into $OUT/narrow-n-groups.tgz. Usage: scripts/triton/narrow_n_groups.sh
+set -u
+. scripts/device_lib.sh
+run_folder narrow-n-groups
+D="$OUT/narrow-n-groups"
+METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
+METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
+METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+probe() { # M N K CONFIG
+    local name
+    name="$1x$2x$3_$(echo "$4" | tr ',' '_')"
+    timeout 150 ncu --clock-control none -k "regex:matmul_tma" --launch-skip 1 --launch-count 1 \
+        --metrics "$METRICS" --csv python3 scripts/triton/tma_one_launch.py "$1" "$2" "$3" "$4" \
+        >"$D/$name.csv" 2>"$D/$name.err" || echo "$name: exit $?" >>"$D/failures.txt"
+}
+for g in 1 2 4 8 16 32; do
+    probe 4096 4096 4096 "64x128x128,g$g,w4,s4"
+    probe 4096 4096 4096 "128x64x128,g$g,w4,s4"
+done
+probe 4100 576 7168 128x256x64,g1,w8,s3
+probe 4100 576 7168 128x256x64,g8,w8,s3
+probe 4100 576 7168 256x128x64,g8,w8,s3
+probe 1000 576 7168 64x128x128,g1,w4,s4
+probe 1000 576 7168 64x128x128,g8,w4,s4
+close_folder narrow-n-groups
+ls -la "$OUT"
