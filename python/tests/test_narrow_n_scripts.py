@@ -93,3 +93,31 @@ def test_summary_refuses_an_archive_without_probes(tmp_path):
     p = run(SUMMARY, archive)
     assert p.returncode == 2
     assert "no ncu CSV" in p.stderr
+
+
+GAIN = os.path.join(SCRIPTS, "groups_gain.py")
+
+
+def test_what_choosing_the_group_would_buy(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "measurements.csv").write_text(
+        "m,n,k,dtype,config,status,us,block_m\n"
+        "64,64,64,fp16,cublas_before,ok,1.0,\n"
+        "64,64,64,fp16,\"64x64x64,g8,w4,s3\",ok,10.0,64\n"
+        "64,64,64,fp16,\"64x64x64,g1,w4,s3\",ok,8.0,64\n"
+        "64,64,64,fp16,\"64x64x128,g8,w4,s3\",ok,9.0,64\n"
+        "64,64,64,fp16,\"64x64x128,g16,w4,s3\",ok,9.9,64\n")
+    p = run(GAIN, run_dir)
+    assert p.returncode == 0, p.stderr
+    # best at 8: 9.0 us; best anywhere: 8.0 at group 1; gain 1.125
+    assert "9.0        8.0  1.125  64x64x64,g1,w4,s3" in p.stdout
+    assert "median 1.125, max 1.125; its group: 1 (1)" in p.stdout
+    # tiles: 64x64x64 10/8 = 1.25, 64x64x128 9.0/9.0 = 1.0
+    assert "median 1.125, 90th percentile 1.000, max 1.250 (2 tiles x shapes)" in p.stdout
+
+
+def test_groups_gain_refuses_a_folder_without_measurements(tmp_path):
+    p = run(GAIN, tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.startswith("groups_gain:")
