@@ -15,13 +15,8 @@ bench=target/release/origami-bench
 doc=results/h100/calibrate-rows-2026-11-27.json
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{triton,origami}
-zcat results/h100/triton-auto/classic2/configs.csv.gz >"$work/triton/configs.csv"
-if [[ -f results/h100/device-check/whole/configs.csv.gz ]]; then
-  zcat results/h100/device-check/whole/configs.csv.gz >"$work/origami/configs.csv"
-else
-  cp results/h100/device-check/whole/configs.csv "$work/origami/configs.csv"
-fi
+. scripts/calib_only/h100_sweeps.sh
+h100_sweep_configs "$work/triton" "$work/origami"
 cell() { # JSON of constants -> "triton min tau | origami min tau"
   python3 - "$doc" "$work/doc.json" "$1" <<'PY'
 import json, sys

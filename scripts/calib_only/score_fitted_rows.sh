@@ -11,13 +11,8 @@ bench=target/release/origami-bench
 [[ -x $bench ]] || { echo "score_fitted_rows.sh: no $bench (cargo build --release)" >&2; exit 2; }
 work=target/fitted-rows
 rm -rf "$work"
-mkdir -p "$work"/{h100-triton,h100-origami}
-zcat results/h100/triton-auto/classic2/configs.csv.gz >"$work/h100-triton/configs.csv"
-if [[ -f results/h100/device-check/whole/configs.csv.gz ]]; then
-  zcat results/h100/device-check/whole/configs.csv.gz >"$work/h100-origami/configs.csv"
-else
-  cp results/h100/device-check/whole/configs.csv "$work/h100-origami/configs.csv"
-fi
+. scripts/calib_only/h100_sweeps.sh
+h100_sweep_configs "$work/h100-triton" "$work/h100-origami"
 for fam in triton origami; do
   file=calibrations/fitted/h200-$fam.json
   [[ $fam == triton ]] && file=calibrations/fitted/h200-triton-throughput.json

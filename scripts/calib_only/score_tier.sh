@@ -18,13 +18,8 @@ for doc in "$@"; do
 done
 work=target/calib-only-tier
 rm -rf "$work"
-mkdir -p "$work"/{triton,origami}
-zcat results/h100/triton-auto/classic2/configs.csv.gz >"$work/triton/configs.csv"
-if [[ -f results/h100/device-check/whole/configs.csv.gz ]]; then
-  zcat results/h100/device-check/whole/configs.csv.gz >"$work/origami/configs.csv"
-else
-  cp results/h100/device-check/whole/configs.csv "$work/origami/configs.csv"
-fi
+. scripts/calib_only/h100_sweeps.sh
+h100_sweep_configs "$work/triton" "$work/origami"
 score() { # DOC: one line per family (and list)
   if [[ ${GPU:-h100} == h200 ]]; then
     for fam in "triton results/h200/triton-table/fit" "origami results/h200/bench"; do
