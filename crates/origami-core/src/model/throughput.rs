@@ -1126,6 +1126,16 @@ mod tests {
     use crate::model::family::mma_sync_atom;
     use crate::model::latency::Variant;
 
+    /// The model's inputs for a test: `doc`'s GPU and parameters, the constants `k`.
+    fn inputs<'a>(doc: &'a crate::hw::HwDoc, k: &'a ModelConstants) -> ModelInputs<'a> {
+        ModelInputs {
+            gpu: &doc.gpu,
+            params: &doc.params,
+            constants: k,
+            variant: Variant::Origami,
+        }
+    }
+
     fn cfg(text: &str) -> Config {
         crate::model::problem::parse_config(text).unwrap()
     }
@@ -1183,12 +1193,7 @@ mod tests {
         // the L2 term of one iteration doubles at half the rate
         let doc = preset("h200").unwrap();
         let costs = |k: &ModelConstants| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             BlockCosts::new(&launch(&cfg("128x128x16,w4,s3"), 2), &hw).l2
         };
         let half = ModelConstants {
@@ -1229,12 +1234,7 @@ mod tests {
         let p = Problem::new(1, 57344, 8192, Dtype::Fp16).unwrap();
         let l = launch(&cfg("16x64x16,w4,s3"), 2);
         let run = |k: &ModelConstants| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             let costs = BlockCosts::new(&l, &hw);
             let floor = lower_bound(
                 &TileGrid::new(&p, &l, &hw),
@@ -1266,12 +1266,7 @@ mod tests {
         k.tp_mma_cycles = 2.0;
         k.tp_warp_mma_cycles = 10.0;
         k.tp_load_latency_cycles = 800.0;
-        let hw = ModelInputs {
-            gpu: &doc.gpu,
-            params: &doc.params,
-            constants: &k,
-            variant: Variant::Origami,
-        };
+        let hw = inputs(&doc, &k);
         let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
         let l = launch(&cfg("128x128x64,w4,s3"), 2);
         let b = predict(&p, &l, 1, &hw);
@@ -1316,12 +1311,7 @@ mod tests {
             tp_iter_latency_cycles: 300.0,
             ..ModelConstants::default()
         };
-        let hw = ModelInputs {
-            gpu: &doc.gpu,
-            params: &doc.params,
-            constants: &k,
-            variant: Variant::Origami,
-        };
+        let hw = inputs(&doc, &k);
         for (m, n, kk) in [(1, 4096, 4096), (4096, 4096, 4096), (333, 57344, 8192)] {
             let p = Problem::new(m, n, kk, Dtype::Fp16).unwrap();
             for (bm, bn, bk) in [(64, 64, 32), (128, 256, 64), (32, 128, 128)] {
@@ -1356,12 +1346,7 @@ mod tests {
             tp_dram_scale: 50.0,
             ..ModelConstants::default()
         };
-        let hw = ModelInputs {
-            gpu: &doc.gpu,
-            params: &doc.params,
-            constants: &k,
-            variant: Variant::Origami,
-        };
+        let hw = inputs(&doc, &k);
         let p = Problem::new(1, 8192, 8192, Dtype::Fp16).unwrap();
         let b = predict(&p, &launch(&cfg("32x64x64,w4,s3"), 4), 1, &hw);
         assert_eq!(b.iter_bound, "dram");
@@ -1399,12 +1384,7 @@ mod tests {
         let p = Problem::new(128, 128, 128, Dtype::Fp16).unwrap();
         let l = launch(&cfg("128x128x64,w4,s3"), 2);
         let at = |k: &ModelConstants| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             predict(&p, &l, 1, &hw)
         };
         let b0 = at(&base);
@@ -1441,12 +1421,7 @@ mod tests {
         );
         assert_eq!(box_padding_bytes(&p, &masked, 1, 48), 0.0);
         let at = |k: &ModelConstants, l: &LaunchStatic| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             predict(&p, l, 8, &hw)
         };
         let weighted = ModelConstants {
@@ -1483,12 +1458,7 @@ mod tests {
         };
         let l = launch(&cfg("64x128x128,w4,s4"), 1);
         let at = |k: &ModelConstants, p: &Problem| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             predict(p, &l, 8, &hw)
         };
         let split = ModelConstants {
@@ -1513,6 +1483,7 @@ mod tests {
         let full = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
         assert_eq!(at(&base, &full), at(&split, &full));
     }
+
     #[test]
     fn neighbouring_programs_save_the_shared_operands_l2_bytes_by_their_group() {
         let doc = preset("h100-sxm").unwrap();
@@ -1526,18 +1497,10 @@ mod tests {
             tp_l2_neighbour_share_a: 0.25,
             ..base
         };
-        fn hw<'a>(doc: &'a crate::hw::HwDoc, k: &'a ModelConstants) -> ModelInputs<'a> {
-            ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            }
-        }
         let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
         // 128 x 64 tiles: B is a third of a tile's bytes, A two thirds.
         let boxes = launch(&cfg("128x64x64,w4,s4"), 1).with_whole_boxes(true);
-        let l2 = |k: &ModelConstants, g: u32| predict(&p, &boxes, g, &hw(&doc, k)).iter_l2;
+        let l2 = |k: &ModelConstants, g: u32| predict(&p, &boxes, g, &inputs(&doc, k)).iter_l2;
         // grouped order (GROUP_SIZE_M 8): neighbours share B, half of B's third is saved
         assert!((l2(&shared, 8) / l2(&base, 8) - (1.0 - 0.5 / 3.0)).abs() < 1e-12);
         // one tile row to a group: neighbours share A, a quarter of A's two thirds
@@ -1545,18 +1508,18 @@ mod tests {
         // copies of rows (masked loads, not whole boxes) are not priced so
         let rows = launch(&cfg("128x64x64,w4,s4"), 1);
         assert_eq!(
-            predict(&p, &rows, 8, &hw(&doc, &shared)),
-            predict(&p, &rows, 8, &hw(&doc, &base))
+            predict(&p, &rows, 8, &inputs(&doc, &shared)),
+            predict(&p, &rows, 8, &inputs(&doc, &base))
         );
         // one tile row and one tile column: nobody shares anything
         let one = Problem::new(128, 64, 4096, Dtype::Fp16).unwrap();
         assert_eq!(
-            predict(&one, &boxes, 8, &hw(&doc, &shared)).iter_l2,
-            predict(&one, &boxes, 8, &hw(&doc, &base)).iter_l2
+            predict(&one, &boxes, 8, &inputs(&doc, &shared)).iter_l2,
+            predict(&one, &boxes, 8, &inputs(&doc, &base)).iter_l2
         );
         // the selection's lower bound takes the larger saving, so it stays a bound at
         // every GROUP_SIZE_M
-        let k = &hw(&doc, &shared);
+        let k = &inputs(&doc, &shared);
         let grid = TileGrid::new(&p, &boxes, k);
         let costs = BlockCosts::new(&boxes, k);
         let bound = lower_bound(
@@ -1594,12 +1557,7 @@ mod tests {
             ..ModelConstants::default()
         };
         let at = |k: &ModelConstants, p: &Problem, l: &LaunchStatic| {
-            let hw = ModelInputs {
-                gpu: &doc.gpu,
-                params: &doc.params,
-                constants: k,
-                variant: Variant::Origami,
-            };
+            let hw = inputs(&doc, k);
             predict(p, l, 8, &hw)
         };
         let masked = ModelConstants {
@@ -1663,12 +1621,7 @@ mod tests {
             throughput_model: Scoring::Throughput,
             ..k
         };
-        let hw = ModelInputs {
-            gpu: &doc.gpu,
-            params: &doc.params,
-            constants: &kc,
-            variant: Variant::Origami,
-        };
+        let hw = inputs(&doc, &kc);
         let aligned = predict(
             &Problem::new(4096, 4096, 4160, Dtype::Fp16).unwrap(),
             &boxes,
@@ -1753,12 +1706,7 @@ mod tests {
             tp_splitk_reduce_cycles: 3000.0,
             ..ModelConstants::default()
         };
-        let hw = ModelInputs {
-            gpu: &doc.gpu,
-            params: &doc.params,
-            constants: &k,
-            variant: Variant::Origami,
-        };
+        let hw = inputs(&doc, &k);
         let persistent = |text: &str| {
             launch(&cfg(text), 1)
                 .with_whole_boxes(true)
