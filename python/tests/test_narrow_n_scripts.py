@@ -121,3 +121,24 @@ def test_groups_gain_refuses_a_folder_without_measurements(tmp_path):
     p = run(GAIN, tmp_path)
     assert p.returncode == 2
     assert p.stderr.startswith("groups_gain:")
+
+
+BIMODAL = os.path.join(SCRIPTS, "tma_bimodal_summary.py")
+
+
+def test_rounds_summarised_per_file_and_config(tmp_path):
+    (tmp_path / "keep.csv").write_text(
+        "round,config,us,us_min,us_max,a_addr,b_addr,sm_mhz\n"
+        "0,\"a,g8\",100.0,99,101,0x1,0x2,1980\n1,\"a,g8\",110.0,109,111,0x1,0x2,1965\n"
+        "2,\"a,g8\",90.0,89,91,0x1,0x2,1980\n")
+    p = run(BIMODAL, tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "keep.csv: the same buffers and values (3 rounds); SM clock read after each " \
+           "timing: 1965, 1980 MHz" in p.stdout
+    assert "median  100.0  min   90.0  max  110.0  max/min 1.22" in p.stdout
+
+
+def test_bimodal_summary_refuses_a_folder_without_rounds(tmp_path):
+    p = run(BIMODAL, tmp_path)
+    assert p.returncode == 2
+    assert "none of the round files" in p.stderr
