@@ -32,6 +32,39 @@ __device__ __forceinline__ uint4 origami_ld_cg(const uint4* p) {
     return v;
 }
 
+// The streaming read of the L2, DRAM and energy kernels: `passes` passes over a footprint
+// of n_vec 16-byte vectors (a power of two), every thread of the grid UNROLL independent
+// `ld.global.cg` loads a step, grid-striding, each pass starting a few blocks further so
+// that an SM's share of the footprint changes from pass to pass. Linear vector j of a pass
+// (masked to the footprint) is read at index(j). Returns the XOR of what it read, for a
+// data-dependent store that keeps the loads.
+template <int UNROLL, typename Index>
+__device__ __forceinline__ u32 origami_stream_xor(const uint4* __restrict__ buf, u32 n_vec,
+                                                  u32 passes, Index index) {
+    const u32 mask = n_vec - 1u;
+    const u32 nthreads = gridDim.x * blockDim.x;
+    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 acc = 0;
+    for (u32 p = 0; p < passes; ++p) {
+        const u32 start = tid + p * (blockDim.x * 5u);
+        for (u32 i = 0; i < n_vec; i += nthreads * UNROLL) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                v[u] = origami_ld_cg(buf + index((start + i + (u32)u * nthreads) & mask));
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    return acc;
+}
+
+// The footprint read in order: vector j at j.
+struct OrigamiInOrder {
+    __device__ __forceinline__ u32 operator()(u32 j) const { return j; }
+};
+
 // 4-byte load that caches in L2 only, for the pointer chase.
 __device__ __forceinline__ u32 origami_ld_cg_u32(const u32* p) {
     u32 v;

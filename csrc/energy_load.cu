@@ -161,23 +161,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_SMEM_THREADS)
 // ENERGY_LD_UNROLL independent L2-only loads per step; returns the XOR of what it read.
 __device__ __forceinline__ u32 energy_stream(const uint4* __restrict__ buf, u32 n_vec,
                                              u32 passes) {
-    const u32 mask = n_vec - 1u;
-    const u32 nthreads = gridDim.x * blockDim.x;
-    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 acc = 0;
-    for (u32 p = 0; p < passes; ++p) {
-        const u32 start = tid + p * (blockDim.x * 5u);
-        for (u32 i = 0; i < n_vec; i += nthreads * ENERGY_LD_UNROLL) {
-            uint4 v[ENERGY_LD_UNROLL];
-#pragma unroll
-            for (int u = 0; u < ENERGY_LD_UNROLL; ++u) {
-                v[u] = origami_ld_cg(buf + ((start + i + (u32)u * nthreads) & mask));
-            }
-#pragma unroll
-            for (int u = 0; u < ENERGY_LD_UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-        }
-    }
-    return acc;
+    return origami_stream_xor<ENERGY_LD_UNROLL>(buf, n_vec, passes, OrigamiInOrder{});
 }
 
 extern "C" __global__ void __launch_bounds__(ENERGY_LD_THREADS)

@@ -6,7 +6,8 @@
 // blocks so that an SM's share of the footprint changes from pass to pass. The host times
 // the kernel with CUDA events and counts the bytes the loads asked for:
 //   passes * steps * threads * L2_UNROLL * 16, steps = ceil(n_vec / (threads * L2_UNROLL)).
-// The footprint is a power of two of 16-byte vectors (indices wrap with a mask).
+// The footprint is a power of two of 16-byte vectors (indices wrap with a mask). The loop
+// is `origami_stream_xor` (common.cuh), which the energy kernels share.
 #include "common.cuh"
 
 #ifndef L2_UNROLL
@@ -18,26 +19,9 @@ l2_read(const uint4* __restrict__ buf, u32 n_vec, u32 passes, u32* sink, u64* cl
     OrigamiClockRec rec;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     if (leader) rec.start();
-    const u32 mask = n_vec - 1;
-    const u32 nthreads = gridDim.x * blockDim.x;
-    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 acc = 0;
-    for (u32 p = 0; p < passes; ++p) {
-        const u32 base = tid + p * (blockDim.x * 5u);
-        for (u32 i = 0; i < n_vec; i += nthreads * L2_UNROLL) {
-            uint4 v[L2_UNROLL];
-#pragma unroll
-            for (int u = 0; u < L2_UNROLL; ++u) {
-                v[u] = origami_ld_cg(buf + ((base + i + (u32)u * nthreads) & mask));
-            }
-#pragma unroll
-            for (int u = 0; u < L2_UNROLL; ++u) {
-                acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-            }
-        }
-    }
+    const u32 acc = origami_stream_xor<L2_UNROLL>(buf, n_vec, passes, OrigamiInOrder{});
     // Data-dependent store so the loads cannot be removed; almost never taken.
-    if (acc == 0x9e3779b9u) sink[tid & 1023u] = acc;
+    if (acc == 0x9e3779b9u) sink[(blockIdx.x * blockDim.x + threadIdx.x) & 1023u] = acc;
     if (leader) rec.stop(clk);
 }
 
@@ -78,6 +62,24 @@ l2_read_sms(const uint4* __restrict__ buf, u32 mask, u64 n_vec, u32 chunk_vec, u
     if (acc == 0x9e3779b9u) sink[threadIdx.x & 1023u] = acc;
 }
 
+// Vector j of the footprint read in segments of 2^seg_shift vectors a 2^pitch_shift-vector
+// pitch apart (a bijection of the footprint; see `l2_read_rows`).
+__device__ __forceinline__ u32 origami_row_vector(u32 j, u32 seg_shift, u32 pitch_shift,
+                                                  u32 rows_shift) {
+    const u32 r = j >> seg_shift;
+    const u32 col = (((r >> rows_shift) << seg_shift) + (j & ((1u << seg_shift) - 1u))) &
+                    ((1u << pitch_shift) - 1u);
+    return ((r & ((1u << rows_shift) - 1u)) << pitch_shift) + col;
+}
+
+// `origami_row_vector` as the index of `origami_stream_xor`.
+struct OrigamiRowVector {
+    u32 seg_shift, pitch_shift, rows_shift;
+    __device__ __forceinline__ u32 operator()(u32 j) const {
+        return origami_row_vector(j, seg_shift, pitch_shift, rows_shift);
+    }
+};
+
 // Row-segment variant `l2_read_rows` (origami-calibrate --only l2-rows): the loads of a
 // GEMM tile whose rows are short. A tile of BLOCK_K = 16 fp16 columns reads 32 contiguous
 // bytes of each row, the next row one pitch (K x 2 bytes) further, so a warp's 16-byte
@@ -90,40 +92,13 @@ l2_read_sms(const uint4* __restrict__ buf, u32 mask, u64 n_vec, u32 chunk_vec, u
 // seg_shift = pitch_shift reads the footprint in order (the contiguous reference).
 // Same loads, unroll and rotation as `l2_read`; bytes = passes x steps x threads x
 // L2_UNROLL x 16.
-// Vector j of the footprint read in segments of 2^seg_shift vectors a 2^pitch_shift-vector
-// pitch apart (a bijection of the footprint; see `l2_read_rows`).
-__device__ __forceinline__ u32 origami_row_vector(u32 j, u32 seg_shift, u32 pitch_shift,
-                                                  u32 rows_shift) {
-    const u32 r = j >> seg_shift;
-    const u32 col = (((r >> rows_shift) << seg_shift) + (j & ((1u << seg_shift) - 1u))) &
-                    ((1u << pitch_shift) - 1u);
-    return ((r & ((1u << rows_shift) - 1u)) << pitch_shift) + col;
-}
-
 extern "C" __global__ void __launch_bounds__(512)
 l2_read_rows(const uint4* __restrict__ buf, u32 n_vec, u32 seg_shift, u32 pitch_shift,
              u32 passes, u32* sink) {
-    const u32 mask = n_vec - 1;
     const u32 rows_shift = (31u - (u32)__clz(n_vec)) - pitch_shift;
-    const u32 nthreads = gridDim.x * blockDim.x;
-    const u32 tid = blockIdx.x * blockDim.x + threadIdx.x;
-    u32 acc = 0;
-    for (u32 p = 0; p < passes; ++p) {
-        const u32 base = tid + p * (blockDim.x * 5u);
-        for (u32 i = 0; i < n_vec; i += nthreads * L2_UNROLL) {
-            uint4 v[L2_UNROLL];
-#pragma unroll
-            for (int u = 0; u < L2_UNROLL; ++u) {
-                const u32 j = (base + i + (u32)u * nthreads) & mask;
-                v[u] = origami_ld_cg(buf + origami_row_vector(j, seg_shift, pitch_shift, rows_shift));
-            }
-#pragma unroll
-            for (int u = 0; u < L2_UNROLL; ++u) {
-                acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-            }
-        }
-    }
-    if (acc == 0x9e3779b9u) sink[tid & 1023u] = acc;
+    const u32 acc = origami_stream_xor<L2_UNROLL>(
+        buf, n_vec, passes, OrigamiRowVector{seg_shift, pitch_shift, rows_shift});
+    if (acc == 0x9e3779b9u) sink[(blockIdx.x * blockDim.x + threadIdx.x) & 1023u] = acc;
 }
 
 // The same reads as the GEMM kernels copy: `cp.async.cg.shared.global` of 16 bytes into a

@@ -170,6 +170,19 @@ pub(super) fn build_chain(
     Ok(())
 }
 
+/// Independent 16-byte loads per thread and step of the L2 kernels (`L2_UNROLL` in
+/// csrc/l2_bw.cu).
+pub(super) const L2_UNROLL: u64 = 4;
+
+/// Bytes one pass of `origami_stream_xor` (csrc/common.cuh: `l2_read`, `l2_read_rows`,
+/// `energy_l2`, `energy_dram`) asks for: the steps that cover `n_vec` 16-byte vectors x
+/// `threads` x `unroll` loads x 16 bytes (the wrapped loads of the last step counted: they
+/// are real loads). The cp.async variant `l2_cp_rows` steps the same way.
+pub(super) fn stream_pass_bytes(threads: u64, unroll: u64, n_vec: u64) -> u64 {
+    let per_step = (threads * unroll).max(1);
+    n_vec.div_ceil(per_step) * per_step * 16
+}
+
 pub(super) fn pow2_floor(x: u64) -> u64 {
     if x == 0 {
         0
@@ -577,8 +590,7 @@ impl<'g> Runner<'g> {
         let mut points = Vec::new();
         for &fp in &fps {
             let n_vec = fp / 16;
-            let steps = n_vec.div_ceil(nthreads * 4);
-            let bytes_per_pass = steps * nthreads * 4 * 16;
+            let bytes_per_pass = stream_pass_bytes(nthreads, L2_UNROLL, n_vec);
             let launch = |passes: u32| {
                 gpu.launch(
                     &k,

@@ -15,7 +15,7 @@
 use serde_json::json;
 
 use super::bench::Runner;
-use super::bench_l2_rows::{log2, row_cases, rows_metric, RowRates, PITCH_BYTES};
+use super::bench_l2_rows::{log2, row_cases, rows_metric, with_row_case, RowRates, PITCH_BYTES};
 use super::results::Results;
 use super::CalibError;
 use crate::gpu::{KernelArgs, LaunchDims};
@@ -89,12 +89,7 @@ impl Runner<'_> {
                 })?;
                 Ok(bytes / (ms * 1e-3) / 1e9)
             })?;
-            let m = m
-                .with(
-                    "segment_bytes",
-                    seg.map_or(json!("contiguous"), |b| json!(b)),
-                )
-                .with("pitch_bytes", PITCH_BYTES)
+            let m = with_row_case(m, seg)
                 .with("band_rows", BAND_ROWS)
                 .with("footprint_bytes", footprint)
                 .with("launches_per_sample", LAUNCHES)

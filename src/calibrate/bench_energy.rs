@@ -190,13 +190,10 @@ pub fn smem_bytes_per_launch(warps: u64, iters: u32) -> f64 {
     warps as f64 * f64::from(iters) * f64::from(SMEM_UNROLL * WARP_READ_BYTES)
 }
 
-/// Bytes one `energy_l2` / `energy_dram` launch asks for: `passes` x the steps that cover
-/// `n_vec` 16-byte vectors x `threads` x LD_UNROLL x 16 (the wrapped loads of the last step
-/// counted: they are real loads).
+/// Bytes one `energy_l2` / `energy_dram` launch asks for: `passes` x
+/// [`super::stream_pass_bytes`] at LD_UNROLL loads a step.
 pub fn stream_bytes_per_launch(threads: u64, n_vec: u64, passes: u32) -> f64 {
-    let per_step = (threads * u64::from(LD_UNROLL)).max(1);
-    let steps = n_vec.div_ceil(per_step);
-    f64::from(passes) * (steps * per_step * 16) as f64
+    f64::from(passes) * super::stream_pass_bytes(threads, u64::from(LD_UNROLL), n_vec) as f64
 }
 
 /// clock64 cycles the spin kernel waits for a launch of `ms` at `mhz`.

@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::bench::{pow2_floor, Runner};
-use super::results::Results;
+use super::bench::{pow2_floor, stream_pass_bytes, Runner, L2_UNROLL};
+use super::results::{Metric, Results};
 use super::CalibError;
 use crate::gpu::{KernelArgs, LaunchDims};
 use crate::hw::schema::Curve;
@@ -32,8 +32,6 @@ use crate::hw::schema::Curve;
 pub use crate::hw::calibrated::L2_ROWS_CURVE;
 /// The copy series' curve (`l2_cp_rows`: the same reads as cp.async copies).
 pub const L2_CP_ROWS_CURVE: &str = "l2_cp_gbps_vs_row_bytes";
-/// Independent loads in flight per thread (`L2_UNROLL` in csrc/l2_bw.cu).
-const L2_UNROLL: u64 = 4;
 /// Threads per block.
 const THREADS: u32 = 512;
 /// The segment lengths measured, bytes (powers of two of 16-byte vectors).
@@ -56,6 +54,16 @@ pub fn rows_metric(prefix: &str, bytes: Option<u64>) -> String {
         Some(b) => format!("{prefix}_{b:03}b"),
         None => format!("{prefix}_contiguous"),
     }
+}
+
+/// A rows benchmark's metric with its case: the segment length (`None`: "contiguous") and
+/// the pitch between segments.
+pub(super) fn with_row_case(m: Metric, seg: Option<u64>) -> Metric {
+    m.with(
+        "segment_bytes",
+        seg.map_or(json!("contiguous"), |b| json!(b)),
+    )
+    .with("pitch_bytes", PITCH_BYTES)
 }
 
 /// log2 of a power of two.
@@ -197,8 +205,7 @@ impl Runner<'_> {
         let dims = LaunchDims::linear(blocks, series.threads).with_smem(smem);
         let n_vec = footprint / 16;
         let pitch_shift = log2(PITCH_BYTES / 16);
-        let steps = n_vec.div_ceil(nthreads * L2_UNROLL);
-        let bytes_per_pass = steps * nthreads * L2_UNROLL * 16;
+        let bytes_per_pass = stream_pass_bytes(nthreads, L2_UNROLL, n_vec);
         let mut rates = RowRates::default();
         for seg in row_cases() {
             let seg_shift = seg.map_or(pitch_shift, |b| log2(b / 16));
@@ -226,13 +233,8 @@ impl Runner<'_> {
                 let ms = gpu.time_ms(|| launch(passes))?;
                 Ok(bytes / (ms * 1e-3) / 1e9)
             })?;
-            let m = m
-                .with(
-                    "segment_bytes",
-                    seg.map_or(json!("contiguous"), |b| json!(b)),
-                )
+            let m = with_row_case(m, seg)
                 .with("kernel", series.kernel)
-                .with("pitch_bytes", PITCH_BYTES)
                 .with("footprint_bytes", footprint)
                 .with("passes", passes)
                 .with("bytes_per_launch", bytes)

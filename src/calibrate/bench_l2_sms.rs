@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::bench::{Runner, SMS_LAUNCHES};
+use super::bench::{Runner, L2_UNROLL, SMS_LAUNCHES};
 use super::results::Results;
 use super::CalibError;
 use crate::gpu::{DeviceBuffer, KernelArgs, LaunchDims};
@@ -25,8 +25,6 @@ use crate::hw::schema::Curve;
 
 /// The curve's name (the calibration-only tier reads it: one owner, `hw::calibrated`).
 pub use crate::hw::calibrated::L2_SMS_CURVE;
-/// Independent loads in flight per thread (`L2_UNROLL` in csrc/l2_bw.cu).
-const L2_UNROLL: u64 = 4;
 /// Threads per block.
 const THREADS: u32 = 512;
 /// Bytes each active SM reads per launch (the work grows with k so that every launch

@@ -487,7 +487,8 @@ fn neighbour_saving(
     group_m: Option<u32>,
     k: &ModelConstants,
 ) -> f64 {
-    if !l.whole_boxes || l.bm + l.bn == 0 {
+    let off = k.tp_l2_neighbour_share_b == 0.0 && k.tp_l2_neighbour_share_a == 0.0;
+    if off || !l.whole_boxes || l.bm + l.bn == 0 {
         return 0.0;
     }
     let b_share = l.bn as f64 / (l.bm + l.bn) as f64;
