@@ -36,6 +36,7 @@ const PREBUILT: &[&str] = &[
     "kloop_cost",
     "tc_rate",
     "energy_load",
+    "sm_topology",
 ];
 /// The microbenchmarks compiled for the arch-specific target sm_90a only (when 90 is among
 /// the architectures).

@@ -71,6 +71,10 @@ pub enum Bench {
     /// TMA load latency and throughput from L2 and DRAM, compute capability 9.0
     /// (csrc/tma_load.cu). Not in the default run.
     Tma,
+    /// Where the block scheduler places the blocks of one-block-per-SM launches of every
+    /// size, and which SMs share a GPC (thread-block clusters, compute capability 9.0)
+    /// (csrc/sm_topology.cu). Not in the default run.
+    Topology,
     /// Energy per FLOP and per byte: idle and static power, dynamic pJ per tensor-core
     /// FLOP and per byte from shared memory, L2 and DRAM, from NVML's energy counter, and
     /// the enforced power limit (csrc/energy_load.cu); on compute capability 9.0 also per
@@ -81,7 +85,7 @@ pub enum Bench {
 
 impl Bench {
     /// All benchmarks, in run order.
-    pub const ALL: [Bench; 16] = [
+    pub const ALL: [Bench; 17] = [
         Bench::Clock,
         Bench::Mma,
         Bench::SmemBw,
@@ -97,6 +101,7 @@ impl Bench {
         Bench::DramRows,
         Bench::TcRate,
         Bench::Tma,
+        Bench::Topology,
         Bench::Energy,
     ];
 

@@ -62,7 +62,9 @@ pub struct Args {
     /// energy (idle and static power,
     /// pJ per tensor-core FLOP and per byte from shared memory, L2 and DRAM, and the power
     /// limit, from NVML's energy counter; on compute capability 9.0 also per wgmma FLOP
-    /// and per TMA byte; ~30-40 s) runs only when named here.
+    /// and per TMA byte; ~30-40 s) runs only when named here. topology (where the block
+    /// scheduler places the blocks of one-block-per-SM launches and which SMs share a GPC,
+    /// measurement sm_topology) runs only when named here.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<Bench>,
     /// With --only energy: the shortest window of NVML's energy counter per sample,
@@ -107,6 +109,7 @@ fn calibrate_help() -> String {
          origami-calibrate --only smem-bw,sync-cost,kloop-cost --format text\n  \
          origami-calibrate --only tc-rate,tma --format text   (tensor cores, TMA; opt-in)\n  \
          origami-calibrate --only energy --format text   (pJ per FLOP and per byte; ~30-40 s)\n  \
+         origami-calibrate --only topology --output topology.json   (block placement, GPCs)\n  \
          origami-calibrate --check calibrations/h200.json\n  \
          origami-calibrate --probe",
         help_line(&Exit::ALL)
@@ -522,6 +525,18 @@ mod tests {
             .collect();
         assert_eq!(c.benches, want);
         assert!(!c.partial);
+    }
+
+    #[test]
+    fn the_topology_benchmark_is_opt_in() {
+        let c = parse(&[]).config().unwrap();
+        assert!(!c.benches.contains(&Bench::Topology));
+        let c = parse(&["--only", "topology"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::Topology]);
+        assert!(c.partial);
+        // before energy in run order
+        let c = parse(&["--only", "energy,topology,tma"]).config().unwrap();
+        assert_eq!(c.benches, vec![Bench::Tma, Bench::Topology, Bench::Energy]);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! Origami parameters and a hardware document by `assemble`, and validated by `check`.
 //! `bench_extra` drives the on-chip cost benchmarks (shared memory, barriers and launches,
 //! the K loop), recorded as measurements beside the five parameters; `bench::energy` the
-//! energy costs (`--only energy`: static power, pJ per FLOP and per byte).
+//! energy costs (`--only energy`: static power, pJ per FLOP and per byte); `bench_topology`
+//! where the block scheduler puts the blocks of a launch and which SMs share a GPC
+//! (`--only topology`).
 //!
 //! Exit codes (the table in docs/architecture.md): 0 ok, 1 runtime failure, 2 bad input or
 //! usage, 3 unstable measurement, 4 no GPU / driver / NVRTC.
@@ -16,6 +18,7 @@ pub mod bench_extra;
 pub mod bench_l2_rows;
 pub mod bench_l2_sms;
 pub mod bench_loaded;
+pub mod bench_topology;
 pub mod check;
 pub mod cli;
 pub mod fit;
@@ -132,6 +135,9 @@ pub fn run_on(gpu: &Gpu, benches: &[Bench], cfg: BenchConfig) -> Result<Results,
             runner.tma(&mut res)?;
             runner.observe_nvml();
         }
+        if has(Bench::Topology) {
+            runner.topology(&mut res)?;
+        }
         if has(Bench::Energy) {
             runner.energy(&mut res)?;
             runner.observe_nvml();
@@ -216,6 +222,8 @@ fn steps_for(sms: u64, cc: [u32; 2], benches: &[Bench], quick: bool) -> u64 {
                     0
                 }
             }
+            // one reading: the block placement and the GPCs
+            Bench::Topology => 1,
             // idle, static, active, 4 dynamic costs (+ tf32 from 8.0), the power limit;
             // wgmma and TMA on 9.0
             Bench::Energy => bench::energy::metrics(cc, sm90a),
@@ -249,5 +257,7 @@ mod tests {
         assert_eq!(steps_for(132, [9, 0], &[Bench::Energy], false), 15);
         assert_eq!(steps_for(108, [8, 0], &[Bench::Energy], false), 10);
         assert_eq!(steps_for(80, [7, 5], &[Bench::Energy], false), 9);
+        assert_eq!(steps_for(132, [9, 0], &[Bench::Topology], false), 1);
+        assert_eq!(steps_for(108, [8, 0], &[Bench::Topology], true), 1);
     }
 }

@@ -229,6 +229,14 @@ pub fn summary(doc: &HwDoc) -> String {
             let _ = writeln!(s, "  {}", chunk.join("  "));
         }
     }
+    if let Some(m) = doc
+        .measurements
+        .iter()
+        .find(|m| m.name == super::bench_topology::SM_TOPOLOGY)
+    {
+        let line = super::bench_topology::summary_line(m.summary.median, &m.details);
+        let _ = writeln!(s, "\n{line}");
+    }
     if let Some(c) = doc.curves.get(r::L2_FOOTPRINT_CURVE) {
         let pts: Vec<String> = c
             .points

@@ -13,7 +13,8 @@
 //!   `-D` options, optional target such as `sm_90a`): prebuilt cubin from build.rs for the
 //!   device's architecture, else NVRTC through a disk cache; [`Module::kernel`],
 //!   [`Kernel::attrs`] (registers, local memory = spills, shared memory),
-//!   [`Kernel::set_max_dynamic_smem`], [`Kernel::max_active_blocks_per_sm`],
+//!   [`Kernel::set_max_dynamic_smem`], [`Kernel::allow_non_portable_cluster_size`],
+//!   [`Kernel::max_active_blocks_per_sm`],
 //!   [`Module::global_i32`]; [`module::nvrtc_compile`] compiles without a GPU.
 //! - timing: [`Gpu::time_ms`] (CUDA events around a closure), [`Gpu::capture`] and
 //!   [`Gpu::time_graph_ms`] (graph replay for kernels shorter than the launch cost).

@@ -327,18 +327,41 @@ impl Kernel {
     /// Allow up to `bytes` of dynamic shared memory per block (needed above 48 KiB).
     pub fn set_max_dynamic_smem(&self, bytes: u32) -> Result<(), GpuError> {
         use cudarc::driver::sys::CUfunction_attribute as A;
+        self.set_attribute(
+            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(bytes).unwrap_or(i32::MAX),
+            &format!(
+                "raising dynamic shared memory of '{}' to {bytes}",
+                self.name
+            ),
+        )
+    }
+
+    /// Allow thread-block clusters above the portable size of 8 blocks (compute capability
+    /// 9.0 takes 16 on request); the kernel's cluster size is its `__cluster_dims__`.
+    pub fn allow_non_portable_cluster_size(&self) -> Result<(), GpuError> {
+        use cudarc::driver::sys::CUfunction_attribute as A;
+        self.set_attribute(
+            A::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+            1,
+            &format!("allowing non-portable cluster sizes for '{}'", self.name),
+        )
+    }
+
+    /// Set one function attribute, in this kernel's context; `during` names the step in an
+    /// error.
+    fn set_attribute(
+        &self,
+        attribute: cudarc::driver::sys::CUfunction_attribute,
+        value: i32,
+        during: &str,
+    ) -> Result<(), GpuError> {
         self.ctx
             .bind_to_thread()
             .map_err(GpuError::driver("binding the context"))?;
         self.f
-            .set_attribute(
-                A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
-            .map_err(GpuError::driver(format!(
-                "raising dynamic shared memory of '{}' to {bytes}",
-                self.name
-            )))
+            .set_attribute(attribute, value)
+            .map_err(GpuError::driver(during))
     }
 
     /// How many blocks of `block_threads` threads and `dyn_smem_bytes` of dynamic shared
@@ -667,6 +690,8 @@ mod tests {
         ("energy_load", &["sm_80", "sm_90"]),
         ("tc_wgmma", &["sm_90a"]),
         ("tma_load", &["sm_90a"]),
+        // the cluster kernels exist from sm_90; sm_80 compiles without them
+        ("sm_topology", &["sm_80", "sm_90", "sm_90a"]),
     ];
 
     #[test]
@@ -683,6 +708,7 @@ mod tests {
             "tc_rate",
             "tma_load",
             "energy_load",
+            "sm_topology",
         ] {
             let src = embedded_source(stem).unwrap_or_else(|| panic!("{stem} not embedded"));
             // build.rs inlined common.cuh: no include left for NVRTC to resolve.
@@ -769,6 +795,21 @@ mod tests {
                 );
             }
         }
+        // the cluster kernels of sm_topology exist from sm_90 only
+        let has_cluster_kernel = |arch: &str| {
+            let out = nvrtc_compile(
+                "sm_topology",
+                embedded_source("sm_topology").unwrap(),
+                &[],
+                arch,
+            )
+            .unwrap_or_else(|e| panic!("sm_topology {arch}: {e}"));
+            out.cubin
+                .windows(b"topo_where_cluster16".len())
+                .any(|w| w == b"topo_where_cluster16")
+        };
+        assert!(has_cluster_kernel("sm_90"));
+        assert!(!has_cluster_kernel("sm_80"));
         // wgmma exists only on the arch-specific target
         let plain = nvrtc_compile(
             "tc_wgmma",

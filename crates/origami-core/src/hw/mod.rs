@@ -11,6 +11,7 @@ pub mod presets;
 pub mod resolve;
 pub mod schema;
 pub mod time_map;
+pub mod topology;
 
 pub use derive::DeviceProps;
 pub use resolve::{resolve, FileUse, ResolveInput, Resolved, Tier, HW_PARAMS_ENV};
