@@ -430,6 +430,15 @@ model_constants! {
     /// Throughput model: the same for A's box bytes when consecutive tiles walk one tile
     /// row (a group of one tile row).
     tp_l2_neighbour_share_a: f64 = 0.0, Throughput, "share", FRACTION;
+    /// Throughput model: the share of A's box bytes that programs of one GPC load together
+    /// the L2 does not serve again (0 = off): A's bytes become 1 - share x (1 - d_A), d_A the
+    /// distinct A boxes per GPC over the boxes the programs ask for, from the measured block
+    /// placement (`model::gpc_share`, `hw::topology`); for persistent kernels in Triton's
+    /// grouped order on a GPU whose topology was measured. Measured from Nsight Compute's L2
+    /// counters (scripts/triton/gpc_merge_fit.py), not fitted on GEMM times.
+    tp_l2_gpc_merge_a: f64 = 0.0, Throughput, "share", FRACTION;
+    /// Throughput model: the same for B's box bytes (d_B).
+    tp_l2_gpc_merge_b: f64 = 0.0, Throughput, "share", FRACTION;
     /// Throughput model: 1 counts a wgmma config's shared-memory operand reads per
     /// m64nNk16 instruction, each reading its 64 rows of A and all of its warpgroup's B
     /// columns (A's rows once per warpgroup along N, B's columns once per 64 rows of

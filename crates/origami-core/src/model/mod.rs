@@ -8,6 +8,7 @@ pub mod correction;
 pub mod energy;
 pub mod family;
 pub mod family_set;
+pub mod gpc_share;
 pub mod group;
 pub mod inputs;
 pub mod l2;

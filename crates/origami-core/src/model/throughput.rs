@@ -36,8 +36,10 @@ use crate::constants::ModelConstants;
 use crate::dtype::Dtype;
 
 use super::family::{MmaAtom, PersistentLoop};
+use super::gpc_share;
 use super::inputs::{ceil_div, dram_bw_fraction, output_bytes_per_element, ModelInputs};
 use super::problem::{Config, Problem};
+use crate::hw::topology::SmTopology;
 
 /// The problem-independent numbers of one launch (a selector computes them once).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -514,6 +516,36 @@ fn neighbour_saving(
     }
 }
 
+/// The share of a persistent launch's box bytes the L2 does not serve again because
+/// programs of one GPC load the same boxes together: A's bytes times `tp_l2_gpc_merge_a` x
+/// (1 - d_A) plus B's times `tp_l2_gpc_merge_b` x (1 - d_B), over both, d from
+/// [`gpc_share::distinct_share`] at the kernel's own grouped order on the measured block
+/// placement (`SmTopology::for_gpu`). 0 when both shares are 0, for kernels that do not load
+/// whole boxes in a grouped persistent order, or on a GPU without a measured topology.
+fn gpc_merge_saving(l: &LaunchStatic, grid_m: u64, grid_n: u64, hw: &ModelInputs<'_>) -> f64 {
+    let k = hw.constants;
+    let (ca, cb) = (k.tp_l2_gpc_merge_a, k.tp_l2_gpc_merge_b);
+    if (ca <= 0.0 && cb <= 0.0) || !l.whole_boxes || l.bm + l.bn == 0 {
+        return 0.0;
+    }
+    let Some(group) = l.persistent.and_then(|pl| pl.grouped_order) else {
+        return 0.0;
+    };
+    let Some(topology) = SmTopology::for_gpu(hw.gpu) else {
+        return 0.0;
+    };
+    gpc_share::distinct_share(topology, grid_m, grid_n, group).map_or(0.0, |d| {
+        let saved = l.bm as f64 * ca.clamp(0.0, 1.0) * (1.0 - d.a)
+            + l.bn as f64 * cb.clamp(0.0, 1.0) * (1.0 - d.b);
+        (saved / (l.bm + l.bn) as f64).clamp(0.0, 0.99)
+    })
+}
+
+/// Two savings of independent causes on the same bytes: 1 - (1 - a)(1 - b).
+fn both_savings(a: f64, b: f64) -> f64 {
+    1.0 - (1.0 - a) * (1.0 - b)
+}
+
 /// Predict one launch at GROUP_SIZE_M `group_m`.
 pub fn predict(
     p: &Problem,
@@ -570,6 +602,8 @@ pub struct TileGrid {
     /// The largest [`neighbour_saving`] any GROUP_SIZE_M gives this grid (for
     /// [`lower_bound`]).
     max_neighbour_saving: f64,
+    /// [`gpc_merge_saving`] of this grid (0: off).
+    gpc_saving: f64,
 }
 
 impl TileGrid {
@@ -625,6 +659,7 @@ impl TileGrid {
                 * dram_bw_fraction(hw.params.dram_bw_coeff, tiles.min(sms)),
             dram_row_share: dram_row_efficiency(l, k),
             max_neighbour_saving: neighbour_saving(l, grid_m, grid_n, None, k),
+            gpc_saving: gpc_merge_saving(l, grid_m, grid_n, hw),
         }
     }
 }
@@ -882,7 +917,8 @@ pub fn lower_bound(
     hw: &ModelInputs<'_>,
 ) -> f64 {
     let k = hw.constants;
-    let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0) * (1.0 - grid.max_neighbour_saving);
+    let saving = both_savings(grid.max_neighbour_saving, grid.gpc_saving);
+    let l2 = floor_l2 / grid.l2_speedup.unwrap_or(1.0) * (1.0 - saving);
     let sm = grid.busiest as f64 * grid.k_iters as f64 * floor_core.max(l2) + floor_fixed;
     // A's and B's bytes at their rows' share of the rate, as `predict_on` prices them
     let dram_time_bytes = if grid.l2_resident {
@@ -986,7 +1022,10 @@ fn predict_on_counting<const WAIT: bool>(
     };
     let o = u64::from(l.blocks_per_sm);
     let mut adjusted = grid.l2_speedup.map(|s| costs.with_l2_speedup(s));
-    let saving = neighbour_saving(l, grid_m, grid_n, Some(group_m), k);
+    let saving = both_savings(
+        neighbour_saving(l, grid_m, grid_n, Some(group_m), k),
+        grid.gpc_saving,
+    );
     if saving > 0.0 {
         adjusted = Some(
             adjusted
@@ -1536,6 +1575,70 @@ mod tests {
     }
 
     #[test]
+    fn programs_of_one_gpc_save_the_boxes_they_share() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 500.0,
+            ..ModelConstants::default()
+        };
+        let merged = ModelConstants {
+            tp_l2_gpc_merge_a: 0.25,
+            tp_l2_gpc_merge_b: 0.75,
+            ..base
+        };
+        let grouped = |c: &str, group: Option<u32>| {
+            launch(&cfg(c), 1)
+                .with_whole_boxes(true)
+                .with_persistent(Some(PersistentLoop {
+                    overlapped_fill: false,
+                    grouped_order: group,
+                }))
+        };
+        let p = Problem::new(4096, 4096, 4096, Dtype::Fp16).unwrap();
+        let l = grouped("128x64x64,w4,s4", Some(8));
+        let l2 = |k: &ModelConstants, l: &LaunchStatic| predict(&p, l, 8, &inputs(&doc, k)).iter_l2;
+        // the saving is the shares of the boxes the H100's GPCs do not load again
+        let topology = SmTopology::for_gpu(&doc.gpu).expect("the H100's topology is embedded");
+        let d = gpc_share::distinct_share(topology, 32, 64, 8).unwrap();
+        let saved = (128.0 * 0.25 * (1.0 - d.a) + 64.0 * 0.75 * (1.0 - d.b)) / 192.0;
+        assert!(saved > 0.1, "{d:?}");
+        assert!((l2(&merged, &l) / l2(&base, &l) - (1.0 - saved)).abs() < 1e-9);
+        // the kernel's own order decides, not the group the launch is priced at
+        assert_eq!(
+            predict(&p, &l, 1, &inputs(&doc, &merged)).iter_l2,
+            l2(&merged, &l)
+        );
+        // a kernel in another order, or loading rows rather than whole boxes: no saving
+        let other = grouped("128x64x64,w4,s4", None);
+        assert_eq!(l2(&merged, &other), l2(&base, &other));
+        let rows = launch(&cfg("128x64x64,w4,s4"), 1).with_persistent(Some(PersistentLoop {
+            overlapped_fill: false,
+            grouped_order: Some(8),
+        }));
+        assert_eq!(l2(&merged, &rows), l2(&base, &rows));
+        // a GPU whose topology was never measured: no saving
+        let h200 = preset("h200").unwrap();
+        assert!(SmTopology::for_gpu(&h200.gpu).is_none());
+        assert_eq!(
+            predict(&p, &l, 8, &inputs(&h200, &merged)).iter_l2,
+            predict(&p, &l, 8, &inputs(&h200, &base)).iter_l2
+        );
+        // the selection's lower bound counts the saving, and stays below the prediction
+        let k = &inputs(&doc, &merged);
+        let grid = TileGrid::new(&p, &l, k);
+        let costs = BlockCosts::new(&l, k);
+        let bound = lower_bound(
+            &grid,
+            costs.tensor.max(costs.smem),
+            costs.l2,
+            costs.fixed,
+            k,
+        );
+        assert!(bound <= predict(&p, &l, 8, k).total * (1.0 + 1e-12));
+    }
+
+    #[test]
     fn wgmma_reads_b_once_per_64_rows_and_a_once_per_warpgroup_along_n() {
         // 128 x 64 on one warpgroup: two m64n64 instructions a k16 step, each reading its
         // 64 rows of A and the 64 columns of B: A 128 rows, B 2 x 64 columns
@@ -1713,6 +1816,7 @@ mod tests {
                 .with_whole_boxes(true)
                 .with_persistent(Some(PersistentLoop {
                     overlapped_fill: true,
+                    grouped_order: None,
                 }))
         };
         // 333 x 4096: 3 x 32 = 96 tiles of 128 x 128 on 132 SMs, 224 K iterations each

@@ -285,6 +285,7 @@ impl KernelFamily for HopperFamily {
     fn persistent_loop(&self, _c: &Config) -> Option<PersistentLoop> {
         Some(PersistentLoop {
             overlapped_fill: true,
+            grouped_order: None,
         })
     }
     /// A and B arrive as TMA boxes of BLOCK rows x 64.

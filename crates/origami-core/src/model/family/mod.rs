@@ -94,6 +94,10 @@ pub fn mma_sync_atom(dtype: Dtype) -> MmaAtom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct PersistentLoop {
     pub overlapped_fill: bool,
+    /// The GROUP_SIZE_M of Triton's grouped tile order the programs walk (program p takes
+    /// tiles p, p + programs, ...; `group::grouped_tile`), whatever the config's own
+    /// group: `None` for a kernel with another order.
+    pub grouped_order: Option<u32>,
 }
 
 /// One config of a family for one GPU and dtype, with its feasibility.

@@ -175,6 +175,7 @@ impl KernelFamily for TritonTmaFamily {
     fn persistent_loop(&self, c: &Config) -> Option<PersistentLoop> {
         Some(PersistentLoop {
             overlapped_fill: c.switches.flatten,
+            grouped_order: self.group_sizes().first().copied(),
         })
     }
     /// A and B arrive as tensor-descriptor boxes of BLOCK rows x BLOCK_K.
