@@ -1,5 +1,6 @@
-"""scripts/triton/picks_compare.py (two sets of picks against one validation run) and
-scripts/triton/narrow_n_summary.py (the Nsight Compute probes' L2 reads against the boxes)."""
+"""scripts/triton/picks_compare.py (two sets of picks against one validation run),
+scripts/triton/narrow_n_summary.py (the Nsight Compute probes' L2 reads against the boxes) and
+scripts/triton/gpc_merge_fit.py (the GPC merge shares from those reads)."""
 import io
 import os
 import subprocess
@@ -10,6 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts", "triton")
 COMPARE = os.path.join(SCRIPTS, "picks_compare.py")
 SUMMARY = os.path.join(SCRIPTS, "narrow_n_summary.py")
+GPC_FIT = os.path.join(SCRIPTS, "gpc_merge_fit.py")
+H100_TOPOLOGY = os.path.join(HERE, "..", "..", "calibrations", "topology", "h100-sxm.json")
 
 MEAS = "set,m,n,k,dtype,config,status,us,block_m\n"
 PICKS = "       M        N        K dtype  pick                          predicted_us\n"
@@ -68,6 +71,9 @@ def test_l2_reads_against_the_boxes_asked_for(tmp_path):
             "probe/4100x576x7168_128x256x64_g1_w8_s3.csv": ncu_csv({
                 "gpu__time_duration.sum": "80,000",
                 "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
+            "probe/4100x1536x7168_64x256x64_g8_w4_s4_flatten.csv": ncu_csv({
+                "gpu__time_duration.sum": "132,000",
+                "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
             "probe/configs.csv": "config\n",
         }.items():
             data = text.encode()
@@ -84,6 +90,9 @@ def test_l2_reads_against_the_boxes_asked_for(tmp_path):
     line = [x for x in p.stdout.splitlines() if x.startswith("4100x576x7168")][0]
     assert line.split()[1] == "128x256x64,g1,w8,s3"
     assert line.split()[7] == f"{99 * 384 * 7168 * 2 / 1e9:.2f}"
+    # a probe with a switch keeps it in its config
+    line = [x for x in p.stdout.splitlines() if x.startswith("4100x1536x7168")][0]
+    assert line.split()[1] == "64x256x64,g8,w4,s4,flatten"
 
 
 def test_summary_refuses_an_archive_without_probes(tmp_path):
@@ -142,3 +151,37 @@ def test_bimodal_summary_refuses_a_folder_without_rounds(tmp_path):
     p = run(BIMODAL, tmp_path)
     assert p.returncode == 2
     assert "none of the round files" in p.stderr
+
+
+SUMMARY_HEAD = ("shape           config     us  tensor%  L2SOL%  L2sectors%  L2readGB  boxesGB  "
+                "read/boxes  DRAMGB\n")
+
+
+def test_gpc_counts_match_the_model_and_the_shares_are_fitted(tmp_path):
+    # the H100 placement's distinct boxes per GPC, as model::gpc_share's test pins them:
+    # 4096^3 in 128 x 64 tiles (d_A 256/528, d_B 76/528), 4100x576x7168 in 128 x 256 (83/99,
+    # 18/99); reads made from known shares c_A 0.4, c_B 0.8 give them back
+    cases = [("4096x4096x4096", "128x64x128,g8,w4,s4", 128, 64, 256 / 528, 76 / 528),
+             ("4100x576x7168", "128x256x64,g8,w8,s3", 128, 256, 83 / 99, 18 / 99)]
+    rows = []
+    for shape, cfg, bm, bn, da, db in cases:
+        f = 1 - (bm * 0.4 * (1 - da) + bn * 0.8 * (1 - db)) / (bm + bn)
+        rows.append(f"{shape}  {cfg}  1.0  1.0  nan  1.0  1.0  1.0  {f:.6f}  0.1")
+    summary = tmp_path / "summary.txt"
+    summary.write_text(SUMMARY_HEAD + "\n".join(rows) + "\n")
+    p = run(GPC_FIT, H100_TOPOLOGY, summary)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.splitlines()
+    assert out[1].split()[3:5] == [f"{256 / 528:.2f}", f"{76 / 528:.2f}"]
+    assert out[2].split()[3:5] == [f"{83 / 99:.2f}", f"{18 / 99:.2f}"]
+    assert "tp_l2_gpc_merge_a 0.400  tp_l2_gpc_merge_b 0.800" in out[-1]
+
+
+def test_gpc_fit_refuses_a_document_without_a_topology(tmp_path):
+    doc = tmp_path / "doc.json"
+    doc.write_text('{"measurements": []}')
+    summary = tmp_path / "summary.txt"
+    summary.write_text(SUMMARY_HEAD)
+    p = run(GPC_FIT, doc, summary)
+    assert p.returncode == 2
+    assert "no sm_topology" in p.stderr

@@ -67,7 +67,7 @@ def main():
         for member in tf.getmembers():
             name = member.name.rsplit("/", 1)[-1]
             # CONFIG.csv (the shape of --shape) or MxNxK_CONFIG.csv, CONFIG's commas as "_"
-            hit = re.match(r"^(?:(\d+)x(\d+)x(\d+)_)?(\d+x\d+x\d+_g\d+_w\d+_s\d+)\.csv$", name)
+            hit = re.match(r"^(?:(\d+)x(\d+)x(\d+)_)?(\d+x\d+x\d+_g\d+_w\d+_s\d+(?:_[a-z]+)*)\.csv$", name)
             if not hit:
                 continue
             shape = tuple(int(v) for v in hit.groups()[:3]) if hit.group(1) else (m, n, k)
@@ -78,7 +78,7 @@ def main():
         bad_input("no ncu CSV of a config in the archives")
     cols = ("shape", "config", "us", "tensor %", "L2 SOL %", "L2 sectors %", "L2 read GB", "boxes GB",
             "read/boxes", "DRAM read GB")
-    print(f"{cols[0]:<16s}{cols[1]:<22s}  " + "  ".join(f"{c:>12s}" for c in cols[2:]))
+    print(f"{cols[0]:<16s}{cols[1]:<30s}  " + "  ".join(f"{c:>12s}" for c in cols[2:]))
     for shape, config in sorted(rows, key=lambda sc: (sc[0], [int(x) for x in
                                                           re.findall(r"\d+", sc[1])])):
         r = rows[(shape, config)]
@@ -97,7 +97,7 @@ def main():
                 f"{l2:.1f}" if isinstance(l2, float) else "-",
                 f"{l2s:.1f}" if isinstance(l2s, float) else "-", f"{read:.2f}", f"{boxes:.2f}",
                 f"{read / boxes:.2f}", f"{dram:.3f}")
-        print(f"{'x'.join(map(str, shape)):<16s}{config:<22s}  "
+        print(f"{'x'.join(map(str, shape)):<16s}{config:<30s}  "
               + "  ".join(f"{v:>12s}" for v in vals))
 
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Device only (issue 11), after scripts/triton/narrow_n_groups.sh: the L2 sectors the SMs
+# read against the tensor-descriptor boxes they ask for, on more launches: the 576- and
+# 1536-column shapes whose picks miss, their best tiles, and 128x256 against 256x128 at
+# 4096^3. One Nsight Compute launch each (clocks left alone), the metrics of
+# narrow_n_groups.sh. Writes $OUT/sharing/<shape>_<config>.csv, tarred into
+# $OUT/sharing.tgz. Usage: scripts/triton/sharing_probe.sh
+set -u
+. scripts/device_lib.sh
+run_folder sharing
+D="$OUT/sharing"
+METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
+METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
+METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+probe() { # M N K CONFIG
+    local name
+    name="$1x$2x$3_$(echo "$4" | tr ',' '_')"
+    timeout 150 ncu --clock-control none -k "regex:matmul_tma" --launch-skip 1 --launch-count 1 \
+        --metrics "$METRICS" --csv python3 scripts/triton/tma_one_launch.py "$1" "$2" "$3" "$4" \
+        >"$D/$name.csv" 2>"$D/$name.err" || echo "$name: exit $?" >>"$D/failures.txt"
+}
+probe 2048 576 7168 64x256x64,g8,w4,s3
+probe 2048 576 7168 128x128x64,g8,w4,s5
+probe 2048 576 7168 256x64x64,g8,w4,s4
+probe 2048 576 7168 128x256x64,g8,w8,s3
+probe 4100 1536 7168 64x256x64,g8,w4,s4,flatten
+probe 4100 1536 7168 128x128x64,g8,w4,s5,flatten
+probe 4100 576 7168 128x128x64,g8,w4,s5
+probe 1000 576 7168 128x64x128,g8,w4,s4
+probe 128 24576 1536 64x128x128,g8,w4,s4,flatten
+probe 128 24576 1536 128x256x64,g8,w8,s3
+probe 4096 4096 4096 128x256x64,g8,w8,s3
+probe 4096 4096 4096 256x128x64,g8,w8,s3
+probe 4096 4096 4096 128x128x64,g8,w4,s4
+probe 8192 128 4096 64x128x128,g8,w4,s4
+close_folder sharing
+ls -la "$OUT"
