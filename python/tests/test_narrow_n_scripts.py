@@ -12,6 +12,7 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts", "triton")
 COMPARE = os.path.join(SCRIPTS, "picks_compare.py")
 SUMMARY = os.path.join(SCRIPTS, "narrow_n_summary.py")
 GPC_FIT = os.path.join(SCRIPTS, "gpc_merge_fit.py")
+LAUNCHES = os.path.join(SCRIPTS, "ncu_launches_summary.py")
 H100_TOPOLOGY = os.path.join(HERE, "..", "..", "calibrations", "topology", "h100-sxm.json")
 
 MEAS = "set,m,n,k,dtype,config,status,us,block_m\n"
@@ -185,3 +186,35 @@ def test_gpc_fit_refuses_a_document_without_a_topology(tmp_path):
     p = run(GPC_FIT, doc, summary)
     assert p.returncode == 2
     assert "no sm_topology" in p.stderr
+
+
+def test_launches_summarised_with_their_spread(tmp_path):
+    head = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    rows = []
+    for lid, ns, dram in ((0, "100,000", "70,000,000"), (1, "80,000", "67,000,000")):
+        rows.append(f'"{lid}","k","gpu__time_duration.sum","ns","{ns}"')
+        rows.append(f'"{lid}","k","dram__bytes_read.sum","byte","{dram}"')
+        rows.append(f'"{lid}","k","lts__t_sectors_srcunit_tex_lookup_hit.sum","sector","3"')
+        rows.append(f'"{lid}","k","lts__t_sectors_srcunit_tex_lookup_miss.sum","sector","1"')
+    archive = tmp_path / "launches.tgz"
+    with tarfile.open(archive, "w:gz") as tf:
+        data = ("==PROF== noise\n" + head + "\n".join(rows) + "\n").encode()
+        info = tarfile.TarInfo("probe/128x256x64_g8_w8_s3.csv")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    p = run(LAUNCHES, archive)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "128x256x64_g8_w8_s3"
+    first = lines[2].split()
+    assert first[0] == "0" and first[1] == "100.000" and first[4] == "70.000" and first[-1] == "75.0"
+    assert "us 1.250" in lines[-1] and "DRAM MB 1.045" in lines[-1]
+
+
+def test_launches_summary_refuses_an_archive_without_launches(tmp_path):
+    archive = tmp_path / "empty.tgz"
+    with tarfile.open(archive, "w:gz"):
+        pass
+    p = run(LAUNCHES, archive)
+    assert p.returncode == 2
+    assert "no ncu CSV" in p.stderr

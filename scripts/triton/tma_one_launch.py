@@ -2,10 +2,11 @@
 """Launch the persistent TMA matmul (python/origami_gemm/kernels/triton_tma.py) of one config
 on one shape a few times, for a profiler: the first launch compiles, the later ones are
 the kernel alone (`ncu --launch-skip 1 --launch-count 1`). Also cuBLAS once
-(`torch.mm`, for the same profiler with a cuBLAS kernel filter). Fresh random inputs.
+(`torch.mm`, for the same profiler with a cuBLAS kernel filter). Fresh random inputs;
+with --fresh, new input buffers (new addresses, new values) before every launch.
 
 Usage (device): python3 scripts/triton/tma_one_launch.py M N K CONFIG [--dtype fp16|bf16]
-                [--launches 3] [--cublas]
+                [--launches 3] [--cublas] [--fresh]
 """
 import argparse
 import os
@@ -30,6 +31,8 @@ def main():
     ap.add_argument("--dtype", choices=("fp16", "bf16"), default="fp16")
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--cublas", action="store_true", help="launch torch.mm instead")
+    ap.add_argument("--fresh", action="store_true",
+                    help="new input buffers before every launch (the earlier ones kept alive)")
     a = ap.parse_args()
     if min(a.m, a.n, a.k) < 1 or a.launches < 1:
         bad_input("M, N, K and --launches must be positive")
@@ -43,7 +46,13 @@ def main():
     torch.manual_seed(0)
     x = torch.randn(a.m, a.k, device="cuda", dtype=dt)
     w = torch.randn(a.n, a.k, device="cuda", dtype=dt)
-    for _ in range(a.launches):
+    kept = []
+    for i in range(a.launches):
+        if a.fresh and i > 0:
+            # keep the old buffers so the allocator hands out new addresses
+            kept.append((x, w))
+            x = torch.randn(a.m, a.k, device="cuda", dtype=dt)
+            w = torch.randn(a.n, a.k, device="cuda", dtype=dt)
         c = torch.mm(x, w.t()) if a.cublas else matmul(x, w, cfg)
     torch.cuda.synchronize()
     ref = torch.mm(x.float(), w.float().t())
