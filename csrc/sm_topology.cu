@@ -36,24 +36,16 @@ extern "C" __global__ void __launch_bounds__(128) topo_where(u32* out, i64 spin_
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 
-extern "C" __global__ void __cluster_dims__(16, 1, 1) __launch_bounds__(128)
-    topo_where_cluster16(u32* out, i64 spin_cycles) {
-    sm_topology_detail::record_and_spin(out, spin_cycles);
-}
+// topo_where in clusters of C blocks.
+#define SM_TOPOLOGY_CLUSTER_KERNEL(C)                                                  \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(128)        \
+        topo_where_cluster##C(u32* out, i64 spin_cycles) {                             \
+        sm_topology_detail::record_and_spin(out, spin_cycles);                         \
+    }
 
-extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(128)
-    topo_where_cluster8(u32* out, i64 spin_cycles) {
-    sm_topology_detail::record_and_spin(out, spin_cycles);
-}
-
-extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(128)
-    topo_where_cluster4(u32* out, i64 spin_cycles) {
-    sm_topology_detail::record_and_spin(out, spin_cycles);
-}
-
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128)
-    topo_where_cluster2(u32* out, i64 spin_cycles) {
-    sm_topology_detail::record_and_spin(out, spin_cycles);
-}
+SM_TOPOLOGY_CLUSTER_KERNEL(16)
+SM_TOPOLOGY_CLUSTER_KERNEL(8)
+SM_TOPOLOGY_CLUSTER_KERNEL(4)
+SM_TOPOLOGY_CLUSTER_KERNEL(2)
 
 #endif

@@ -59,3 +59,17 @@ ncu_csv() {
         --section Occupancy --section LaunchStats --csv "$@" >"$out.csv" 2>"$out.err" ||
         echo "$(basename "$out"): exit $?" >>"$(dirname "$out")/failures.txt"
 }
+
+# tma_ncu_probe DIR METRICS M N K CONFIG [NCU_ARGS...]: Nsight Compute (clocks left alone) on
+# one launch of the triton-tma kernel of CONFIG on M x N x K after the compiling one
+# (scripts/triton/tma_one_launch.py, fresh random inputs), the comma-separated METRICS and any
+# NCU_ARGS (sections), as CSV in DIR/MxNxK_CONFIG.csv (CONFIG's commas as "_"), stderr beside
+# it; a failure is named in DIR/failures.txt. At most 150 s.
+tma_ncu_probe() {
+    local dir=$1 metrics=$2 m=$3 n=$4 k=$5 config=$6 name
+    shift 6
+    name="${m}x${n}x${k}_$(echo "$config" | tr ',' '_')"
+    timeout 150 ncu --clock-control none -k "regex:matmul_tma" --launch-skip 1 --launch-count 1 \
+        "$@" --metrics "$metrics" --csv python3 scripts/triton/tma_one_launch.py "$m" "$n" "$k" \
+        "$config" >"$dir/$name.csv" 2>"$dir/$name.err" || echo "$name: exit $?" >>"$dir/failures.txt"
+}

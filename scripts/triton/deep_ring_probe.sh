@@ -16,13 +16,8 @@ METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__byte
 METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
 METRICS+=,sm__cycles_active.avg,smsp__cycles_active.avg
 probe() { # M N K CONFIG
-    local name
-    name="$1x$2x$3_$(echo "$4" | tr ',' '_')"
-    timeout 150 ncu --clock-control none -k "regex:matmul_tma" --launch-skip 1 --launch-count 1 \
-        --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-        --section SchedulerStats --metrics "$METRICS" --csv \
-        python3 scripts/triton/tma_one_launch.py "$1" "$2" "$3" "$4" \
-        >"$D/$name.csv" 2>"$D/$name.err" || echo "$name: exit $?" >>"$D/failures.txt"
+    tma_ncu_probe "$D" "$METRICS" "$@" --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section WarpStateStats --section SchedulerStats
 }
 for shape in "4096 4096 4096" "1000 4096 14336" "17 4096 14336"; do
     for c in 64x128x128,g8,w4,s4 64x128x64,g8,w4,s5 128x64x128,g8,w4,s4 128x64x64,g8,w4,s5; do

@@ -15,13 +15,7 @@ METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
 METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
 METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
 METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
-probe() { # M N K CONFIG
-    local name
-    name="$1x$2x$3_$(echo "$4" | tr ',' '_')"
-    timeout 150 ncu --clock-control none -k "regex:matmul_tma" --launch-skip 1 --launch-count 1 \
-        --metrics "$METRICS" --csv python3 scripts/triton/tma_one_launch.py "$1" "$2" "$3" "$4" \
-        >"$D/$name.csv" 2>"$D/$name.err" || echo "$name: exit $?" >>"$D/failures.txt"
-}
+probe() { tma_ncu_probe "$D" "$METRICS" "$@"; } # M N K CONFIG
 for g in 1 2 4 8 16 32; do
     probe 4096 4096 4096 "64x128x128,g$g,w4,s4"
     probe 4096 4096 4096 "128x64x128,g$g,w4,s4"
