@@ -60,6 +60,14 @@ ncu_csv() {
         echo "$(basename "$out"): exit $?" >>"$(dirname "$out")/failures.txt"
 }
 
+# The counters of the triton-tma L2 probes (narrow_n_groups.sh, sharing_probe.sh): duration, the
+# L2 sectors the SMs read and look up (hits, misses), the L2's busy share, DRAM bytes read and
+# the tensor pipe's busy share.
+TMA_L2_METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
+TMA_L2_METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
+TMA_L2_METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
+TMA_L2_METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+
 # tma_ncu_probe DIR METRICS M N K CONFIG [NCU_ARGS...]: Nsight Compute (clocks left alone) on
 # one launch of the triton-tma kernel of CONFIG on M x N x K after the compiling one
 # (scripts/triton/tma_one_launch.py, fresh random inputs), the comma-separated METRICS and any

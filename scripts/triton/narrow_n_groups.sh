@@ -11,11 +11,7 @@ set -u
 . scripts/device_lib.sh
 run_folder narrow-n-groups
 D="$OUT/narrow-n-groups"
-METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
-METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
-METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
-METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
-probe() { tma_ncu_probe "$D" "$METRICS" "$@"; } # M N K CONFIG
+probe() { tma_ncu_probe "$D" "$TMA_L2_METRICS" "$@"; } # M N K CONFIG
 for g in 1 2 4 8 16 32; do
     probe 4096 4096 4096 "64x128x128,g$g,w4,s4"
     probe 4096 4096 4096 "128x64x128,g$g,w4,s4"

@@ -9,11 +9,7 @@ set -u
 . scripts/device_lib.sh
 run_folder sharing
 D="$OUT/sharing"
-METRICS=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum
-METRICS+=,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum
-METRICS+=,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum
-METRICS+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
-probe() { tma_ncu_probe "$D" "$METRICS" "$@"; } # M N K CONFIG
+probe() { tma_ncu_probe "$D" "$TMA_L2_METRICS" "$@"; } # M N K CONFIG
 probe 2048 576 7168 64x256x64,g8,w4,s3
 probe 2048 576 7168 128x128x64,g8,w4,s5
 probe 2048 576 7168 256x64x64,g8,w4,s4
