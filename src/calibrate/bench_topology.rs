@@ -317,6 +317,59 @@ pub fn summary_line(gpcs: f64, details: &BTreeMap<String, Value>) -> String {
     )
 }
 
+/// How the scheduler dealt out the full launch (the last entry of `block_sm`): runs of
+/// consecutive block ids on one group, as (first block, last block, group); empty when the
+/// details lack either array or an SM has no group.
+pub fn full_launch_runs(details: &BTreeMap<String, Value>) -> Vec<(usize, usize, i64)> {
+    let gpc: Vec<i64> = match details.get("gpc_of_sm").and_then(Value::as_array) {
+        Some(a) => a.iter().map(|v| v.as_i64().unwrap_or(UNSEEN)).collect(),
+        None => return Vec::new(),
+    };
+    let Some(full) = details
+        .get("block_sm")
+        .and_then(Value::as_array)
+        .and_then(|l| l.last())
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut runs: Vec<(usize, usize, i64)> = Vec::new();
+    for (b, sm) in full.iter().enumerate() {
+        let g = sm
+            .as_u64()
+            .and_then(|s| gpc.get(usize::try_from(s).ok()?).copied())
+            .unwrap_or(UNSEEN);
+        if g == UNSEEN {
+            return Vec::new();
+        }
+        match runs.last_mut() {
+            Some(r) if r.2 == g && r.1 + 1 == b => r.1 = b,
+            _ => runs.push((b, b, g)),
+        }
+    }
+    runs
+}
+
+/// [`full_launch_runs`] as one line: "blocks 0-7 group 0, 8-23 group 1, ...".
+pub fn full_launch_line(details: &BTreeMap<String, Value>) -> Option<String> {
+    let runs = full_launch_runs(details);
+    let last = runs.last()?.1 + 1;
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b, g)| {
+            if a == b {
+                format!("{a} group {g}")
+            } else {
+                format!("{a}-{b} group {g}")
+            }
+        })
+        .collect();
+    Some(format!(
+        "a launch of {last} blocks, by block id: {}",
+        parts.join(", ")
+    ))
+}
+
 /// The launch setup shared by every launch of the benchmark.
 struct Setup {
     smem_bytes: u32,
@@ -670,5 +723,25 @@ mod tests {
     fn the_summary_line_survives_missing_details() {
         let line = summary_line(3.0, &BTreeMap::new());
         assert!(line.contains("GPCs unknown"), "{line}");
+    }
+
+    #[test]
+    fn the_full_launch_is_told_as_runs_of_blocks_per_group() {
+        let mut d = BTreeMap::new();
+        // SMs 0-3 in groups 0, 0, 1, 1; SM 4 never seen
+        d.insert("gpc_of_sm".into(), json!([0, 0, 1, 1, -1]));
+        d.insert(
+            "block_sm".into(),
+            json!([[2], [2, 3], [2, 3, 0], [2, 3, 0, 1]]),
+        );
+        assert_eq!(full_launch_runs(&d), vec![(0, 1, 1), (2, 3, 0)]);
+        assert_eq!(
+            full_launch_line(&d).unwrap(),
+            "a launch of 4 blocks, by block id: 0-1 group 1, 2-3 group 0"
+        );
+        // a block on an SM without a group, or no arrays: nothing told
+        d.insert("block_sm".into(), json!([[4]]));
+        assert!(full_launch_runs(&d).is_empty());
+        assert!(full_launch_line(&BTreeMap::new()).is_none());
     }
 }

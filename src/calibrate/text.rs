@@ -236,6 +236,9 @@ pub fn summary(doc: &HwDoc) -> String {
     {
         let line = super::bench_topology::summary_line(m.summary.median, &m.details);
         let _ = writeln!(s, "\n{line}");
+        if let Some(runs) = super::bench_topology::full_launch_line(&m.details) {
+            let _ = writeln!(s, "  {runs}");
+        }
     }
     if let Some(c) = doc.curves.get(r::L2_FOOTPRINT_CURVE) {
         let pts: Vec<String> = c
