@@ -13,6 +13,7 @@ COMPARE = os.path.join(SCRIPTS, "picks_compare.py")
 SUMMARY = os.path.join(SCRIPTS, "narrow_n_summary.py")
 GPC_FIT = os.path.join(SCRIPTS, "gpc_merge_fit.py")
 LAUNCHES = os.path.join(SCRIPTS, "ncu_launches_summary.py")
+TWINS = os.path.join(SCRIPTS, "twins_summary.py")
 H100_TOPOLOGY = os.path.join(HERE, "..", "..", "calibrations", "topology", "h100-sxm.json")
 
 MEAS = "set,m,n,k,dtype,config,status,us,block_m\n"
@@ -218,3 +219,33 @@ def test_launches_summary_refuses_an_archive_without_launches(tmp_path):
     p = run(LAUNCHES, archive)
     assert p.returncode == 2
     assert "no ncu CSV" in p.stderr
+
+
+def test_twins_timed_both_ways_round(tmp_path):
+    head = "round,config,us,us_min,us_max,a_addr,b_addr,sm_mhz\n"
+    rows = ['0,"128x256x64,g8,w8,s3",110.0,1,1,0x0,0x0,1980',
+            '0,"128x256x64,g8,w8,s3,flatten",100.0,1,1,0x0,0x0,1980',
+            '0,"128x256x64,g8,w8,s3,flatten",100.0,1,1,0x0,0x0,1500',
+            '0,"128x256x64,g8,w8,s3",90.0,1,1,0x0,0x0,1500',
+            '1,"128x256x64,g8,w8,s3",120.0,1,1,0x0,0x0,1500',
+            '1,"128x256x64,g8,w8,s3,flatten",100.0,1,1,0x0,0x0,1500']
+    archive = tmp_path / "twins.tgz"
+    with tarfile.open(archive, "w:gz") as tf:
+        data = (head + "\n".join(rows) + "\n").encode()
+        info = tarfile.TarInfo("flatten-twins/4096x4096x4096-fp16.csv")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    p = run(TWINS, archive)
+    assert p.returncode == 0, p.stderr
+    # round 0: (110 + 90) / 2 over 100 = 1.000; round 1: 1.200; median 1.100
+    assert p.stdout.split() == ["4096x4096x4096-fp16", "plain/flatten", "per", "round", "1.000",
+                                "1.200", "median", "1.100", "SM", "1500-1980", "MHz"]
+
+
+def test_twins_summary_refuses_an_archive_without_rounds(tmp_path):
+    archive = tmp_path / "empty.tgz"
+    with tarfile.open(archive, "w:gz"):
+        pass
+    p = run(TWINS, archive)
+    assert p.returncode == 2
+    assert "no rounds" in p.stderr
