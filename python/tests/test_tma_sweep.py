@@ -291,6 +291,18 @@ def test_passes_alternate_and_take_the_median():
     assert row["tflops"] == round(2e9 / 11.0 / 1e6, 2)
 
 
+def test_shuffled_passes_are_seeded_permutations_of_their_own():
+    a = [tma_sweep.pass_order(40, p, shuffle_seed=7) for p in (2, 3, 4)]
+    assert all(sorted(o) == list(range(40)) for o in a)
+    assert len({tuple(o) for o in a}) == 3  # a different order every pass
+    assert a == [tma_sweep.pass_order(40, p, shuffle_seed=7) for p in (2, 3, 4)]
+    assert tma_sweep.pass_order(40, 2, shuffle_seed=8) != a[0]
+    calls = []
+    tma_sweep.interleaved_passes(5, 3, lambda i: calls.append(i) or 1.0, lambda: False,
+                                 shuffle_seed=7)
+    assert calls == tma_sweep.pass_order(5, 2, 7) + tma_sweep.pass_order(5, 3, 7)
+
+
 def test_passes_stop_when_out_of_time():
     n = [0]
 

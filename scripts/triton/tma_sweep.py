@@ -33,6 +33,9 @@ With --passes P (P > 1) each shape's launches are timed P times in alternating o
 median over its passes (`us`), the passes' times (`pass_us`) and their count (`passes`);
 the row's samples, CoV and clocks are its first pass's. Under the 700 W cap the large
 shapes' clocks drift while they run, and a single pass ranks a launch partly by its place.
+With --shuffle the passes after the first each take a random order of their own (seeded by
+--seed): under the cap a launch also runs faster after a slower, lower-power one, which
+forward and backward passes keep the same for every pass.
 
 A shape's rows are written and flushed when the shape ends, so a run cut off loses at
 most one shape; --resume skips the (shape, type, config) rows already in the folder and
@@ -51,6 +54,7 @@ import csv
 import hashlib
 import json
 import os
+import random
 import re
 import shlex
 import statistics
@@ -357,23 +361,31 @@ def timed_row(base, timer, clocks, run, best, flop, err, graph_below_us):
             **clock_stats(clocks.samples, t0, t_end), "seconds": round(t_end - t0, 3)}
 
 
-def pass_order(n_items, pass_no):
+def pass_order(n_items, pass_no, shuffle_seed=None):
     """The order of a shape's timed launches (cuBLAS before, the configs, cuBLAS after) in
     pass `pass_no` (1, 2, ...): forward in odd passes, backward in even ones. Under the
     power cap a shape's clocks drift while it runs (cuBLAS's after/before ratio reached
     1.06-1.09 on the largest shapes), and a launch's time follows its place in the run;
     with alternating passes a steady drift adds the same to every launch's median over
-    an even number of passes (its place, summed over the passes, is the same)."""
+    an even number of passes (its place, summed over the passes, is the same). It also
+    follows the launch before it (a config after a slower, lower-power one runs faster:
+    results/h100/triton-tma/flatten-twins/), which alternating keeps the same pass after
+    pass; with `shuffle_seed` (--shuffle) every pass after the first is a permutation of
+    its own, drawn from the seed and the pass number."""
+    if shuffle_seed is not None:
+        order = list(range(n_items))
+        random.Random(f"{shuffle_seed}:{pass_no}").shuffle(order)
+        return order
     return list(range(n_items)) if pass_no % 2 == 1 else list(range(n_items - 1, -1, -1))
 
 
-def interleaved_passes(n_items, passes, time_one, out_of_time):
+def interleaved_passes(n_items, passes, time_one, out_of_time, shuffle_seed=None):
     """Passes 2..`passes` over `n_items` already timed once (pass 1): time_one(i) -> us
     for item i in each pass's order (`pass_order`); stops when out_of_time() says so
     (before an item). Returns, per item, the list of its later passes' times."""
     extra = [[] for _ in range(n_items)]
     for p in range(2, passes + 1):
-        for i in pass_order(n_items, p):
+        for i in pass_order(n_items, p, shuffle_seed):
             if out_of_time():
                 return extra
             extra[i].append(time_one(i))
@@ -487,7 +499,7 @@ def run_shape(ctx, entry, dname, configs, done, deadline):
             except Exception:  # noqa: BLE001  (its first pass stands; the pass is skipped)
                 return None
         extra = interleaved_passes(len(timed), passes, time_one,
-                                   lambda: time.time() > deadline)
+                                   lambda: time.time() > deadline, ctx.get("shuffle_seed"))
         for (idx, _), later in zip(timed, extra):
             rows[idx] = with_passes(rows[idx], later, flop)
         before = rows[0] if rows and rows[0]["config"] == CUBLAS_BEFORE else before
@@ -605,7 +617,7 @@ def run(args, plan):
             "driver": smi("driver_version"),
             "dtypes": dtypes, "configs": texts, "configs_file": args.configs or "",
             "shard": args.shard, "deadline_s": args.deadline_s, "seed": args.seed,
-            "passes": args.passes,
+            "passes": args.passes, "pass_order": "shuffled" if args.shuffle else "alternating",
             "shapes": [f"{e['set']}:{e['m']}x{e['n']}x{e['k']}" for e in entries]}
 
     specs = sorted({shape_spec(e["m"], e["n"], e["k"]) for e, _ in work})
@@ -633,7 +645,8 @@ def run(args, plan):
     clocks.start()
     ctx = {"torch": torch, "timer": Timer(torch), "clocks": clocks, "dev": dev,
            "programs": programs, "compiled": compiled, "seed": args.seed, "run": run_no,
-           "graph_below_us": GRAPH_BELOW_US, "passes": args.passes}
+           "graph_below_us": GRAPH_BELOW_US, "passes": args.passes,
+           "shuffle_seed": args.seed if args.shuffle else None}
     if work:
         warm_up(torch, ctx["timer"], dev, work_dtypes)
     new_file = not os.path.exists(meas_path) or os.path.getsize(meas_path) == 0
@@ -734,6 +747,10 @@ def parse_args(argv=None):
                          "alternating order (forward, backward, ...), and keep each one's "
                          "median over the passes: a clock drift under the power cap then "
                          "costs every launch alike (even P); default 1, at most 8")
+    ap.add_argument("--shuffle", action="store_true",
+                    help="with --passes: time passes 2..P each in a random order of its own "
+                         "(seeded by --seed) instead of backward and forward, so that no "
+                         "launch always follows the same one")
     ap.add_argument("--workers", type=int, default=15, help="compile processes (default 15)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
                     help="base seed of the random inputs")
