@@ -1215,9 +1215,7 @@ impl<'a> Selector<'a> {
     /// larger BLOCK_M; N > M: larger BLOCK_N; in the kernel's terms for a swapped launch),
     /// then for a family that asks (`band_prefers_fewer_fragment_bytes`) fewer shared-memory
     /// fragment bytes per output element, then the plain launch before the swapped one, then
-    /// larger BM, BN, BK, then between launches that differ in their switches only (the same
-    /// tile, warps and stages) the faster for a family that asks
-    /// (`band_takes_a_faster_switch_twin`), then the preferred launch.
+    /// larger BM, BN, BK, then the preferred launch.
     fn band_order(&self, p: &Problem, a: &Score, b: &Score) -> Ordering {
         let (ta, tb) = (&self.tiles[a.tile], &self.tiles[b.tile]);
         // the tile's extent along the problem's longer side, in the kernel's terms (a
@@ -1250,18 +1248,6 @@ impl<'a> Selector<'a> {
             .then_with(|| tb.tile.0.cmp(&ta.tile.0))
             .then_with(|| tb.tile.1.cmp(&ta.tile.1))
             .then_with(|| tb.tile.2.cmp(&ta.tile.2))
-            // one launch with other switches (the same tile, warps and stages): the faster,
-            // for a family that asks
-            .then_with(|| {
-                let (ca, cb) = (&ta.feasible[a.cfg].config, &tb.feasible[b.cfg].config);
-                let twins = a.tile == b.tile
-                    && (ca.num_warps, ca.num_stages) == (cb.num_warps, cb.num_stages);
-                if twins && self.family.band_takes_a_faster_switch_twin() {
-                    a.cycles.total_cmp(&b.cycles)
-                } else {
-                    Ordering::Equal
-                }
-            })
             .then_with(|| a.cfg.cmp(&b.cfg))
     }
 
@@ -1407,43 +1393,6 @@ mod tests {
         );
         let origami = crate::model::family::OrigamiFamily;
         assert_eq!(busy(&origami, 1, 28672, 4096), 1.0);
-    }
-
-    #[test]
-    fn the_tie_band_takes_the_faster_switch_twin_for_triton_tma() {
-        // FLATTEN's launch of 128x256x64 is priced a little faster on a large shape (its
-        // fills overlap) and within the band of its plain twin: the faster one is taken; on
-        // a one-wave shape the two are priced the same and the plain one (the configs'
-        // order) stays
-        with_h100_fitted(&crate::model::family::TritonTmaFamily, |s| {
-            let big = Problem::new(16384, 8192, 8192, Dtype::Fp16).unwrap();
-            let sel = s.select(&big, false).unwrap();
-            let pick = sel.pick.config;
-            assert!(pick.switches.flatten, "{pick:?}");
-            let twin = Config {
-                switches: crate::model::problem::Switches {
-                    flatten: false,
-                    ..pick.switches
-                },
-                ..pick
-            };
-            let (tp, tt) = (
-                s.throughput_breakdown(&big, &pick).unwrap().total,
-                s.throughput_breakdown(&big, &twin).unwrap().total,
-            );
-            assert!(tp < tt && tt < tp * 1.01, "{tp} {tt}");
-            let one_wave = Problem::new(4100, 576, 7168, Dtype::Fp16).unwrap();
-            assert!(
-                !s.select(&one_wave, false)
-                    .unwrap()
-                    .pick
-                    .config
-                    .switches
-                    .flatten
-            );
-        });
-        // the classic family keeps its configs' order in the band
-        assert!(!crate::model::family::TritonFamily.band_takes_a_faster_switch_twin());
     }
 
     #[test]

@@ -232,13 +232,6 @@ pub trait KernelFamily: Sync {
     fn band_prefers_fewer_fragment_bytes(&self) -> bool {
         false
     }
-    /// Whether the tie band takes, of two launches that differ in their switches only (the
-    /// same tile, warps and stages), the one the model prices faster (else the family's
-    /// preferred launch: its configs' order). For a family whose switches the model prices
-    /// by small amounts that the device bears out.
-    fn band_takes_a_faster_switch_twin(&self) -> bool {
-        false
-    }
     /// Whether the space's swapped launches (`swap`: C^T = B A^T) are selectable for a
     /// problem (false: the family has none, or they cannot pay there; a swapped config asked
     /// by name is still priced).

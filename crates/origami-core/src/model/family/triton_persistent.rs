@@ -170,13 +170,6 @@ impl KernelFamily for TritonTmaFamily {
     fn group_sizes(&self) -> &'static [u32] {
         &[8]
     }
-    /// FLATTEN's launch of a tile is priced a little faster than the plain one (its fills
-    /// overlap the previous tile's), and timed the two ways round on an H100 it is 2-4 %
-    /// faster at 2048-4096 rows and no slower on the power-capped largest shapes
-    /// (docs/triton-tma.md, "FLATTEN in the tie band").
-    fn band_takes_a_faster_switch_twin(&self) -> bool {
-        true
-    }
     /// One program per SM walks its tiles; FLATTEN merges the tile and K loops, so the next
     /// tile's loads are issued while the current one finishes.
     fn persistent_loop(&self, c: &Config) -> Option<PersistentLoop> {
