@@ -24,6 +24,24 @@ def run(*args):
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
 
 
+def archive_of(path, files):
+    """A .tgz at `path` holding `files` (member name -> text); an empty one for {}."""
+    with tarfile.open(path, "w:gz") as tf:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def refused_empty(script, tmp_path, why):
+    """`script` on an empty archive exits 2 and says `why`."""
+    p = run(script, archive_of(tmp_path / "empty.tgz", {}))
+    assert p.returncode == 2
+    assert why in p.stderr
+
+
 def test_two_sets_of_picks_scored_on_the_same_run(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -62,26 +80,20 @@ def ncu_csv(metrics):
 
 
 def test_l2_reads_against_the_boxes_asked_for(tmp_path):
-    archive = tmp_path / "probe.tgz"
-    with tarfile.open(archive, "w:gz") as tf:
-        for name, text in {
-            "probe/128x64x128_g8_w4_s4.csv": ncu_csv({
-                "gpu__time_duration.sum": "318,016",
-                "lts__t_sectors_srcunit_tex_op_read.sum": "85,197,432",
-                "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "46.90",
-                "dram__bytes_read.sum": "168,049,152"}),
-            "probe/4100x576x7168_128x256x64_g1_w8_s3.csv": ncu_csv({
-                "gpu__time_duration.sum": "80,000",
-                "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
-            "probe/4100x1536x7168_64x256x64_g8_w4_s4_flatten.csv": ncu_csv({
-                "gpu__time_duration.sum": "132,000",
-                "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
-            "probe/configs.csv": "config\n",
-        }.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
+    archive = archive_of(tmp_path / "probe.tgz", {
+        "probe/128x64x128_g8_w4_s4.csv": ncu_csv({
+            "gpu__time_duration.sum": "318,016",
+            "lts__t_sectors_srcunit_tex_op_read.sum": "85,197,432",
+            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed": "46.90",
+            "dram__bytes_read.sum": "168,049,152"}),
+        "probe/4100x576x7168_128x256x64_g1_w8_s3.csv": ncu_csv({
+            "gpu__time_duration.sum": "80,000",
+            "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
+        "probe/4100x1536x7168_64x256x64_g8_w4_s4_flatten.csv": ncu_csv({
+            "gpu__time_duration.sum": "132,000",
+            "lts__t_sectors_srcunit_tex_op_read.sum": "1,000,000"}),
+        "probe/configs.csv": "config\n",
+    })
     p = run(SUMMARY, archive, "--shape", "4096x4096x4096")
     assert p.returncode == 0, p.stderr
     line = [x for x in p.stdout.splitlines() if "128x64x128,g8,w4,s4" in x][0]
@@ -98,12 +110,7 @@ def test_l2_reads_against_the_boxes_asked_for(tmp_path):
 
 
 def test_summary_refuses_an_archive_without_probes(tmp_path):
-    archive = tmp_path / "empty.tgz"
-    with tarfile.open(archive, "w:gz"):
-        pass
-    p = run(SUMMARY, archive)
-    assert p.returncode == 2
-    assert "no ncu CSV" in p.stderr
+    refused_empty(SUMMARY, tmp_path, "no ncu CSV")
 
 
 GAIN = os.path.join(SCRIPTS, "groups_gain.py")
@@ -197,12 +204,8 @@ def test_launches_summarised_with_their_spread(tmp_path):
         rows.append(f'"{lid}","k","dram__bytes_read.sum","byte","{dram}"')
         rows.append(f'"{lid}","k","lts__t_sectors_srcunit_tex_lookup_hit.sum","sector","3"')
         rows.append(f'"{lid}","k","lts__t_sectors_srcunit_tex_lookup_miss.sum","sector","1"')
-    archive = tmp_path / "launches.tgz"
-    with tarfile.open(archive, "w:gz") as tf:
-        data = ("==PROF== noise\n" + head + "\n".join(rows) + "\n").encode()
-        info = tarfile.TarInfo("probe/128x256x64_g8_w8_s3.csv")
-        info.size = len(data)
-        tf.addfile(info, io.BytesIO(data))
+    archive = archive_of(tmp_path / "launches.tgz", {
+        "probe/128x256x64_g8_w8_s3.csv": "==PROF== noise\n" + head + "\n".join(rows) + "\n"})
     p = run(LAUNCHES, archive)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
@@ -213,12 +216,7 @@ def test_launches_summarised_with_their_spread(tmp_path):
 
 
 def test_launches_summary_refuses_an_archive_without_launches(tmp_path):
-    archive = tmp_path / "empty.tgz"
-    with tarfile.open(archive, "w:gz"):
-        pass
-    p = run(LAUNCHES, archive)
-    assert p.returncode == 2
-    assert "no ncu CSV" in p.stderr
+    refused_empty(LAUNCHES, tmp_path, "no ncu CSV")
 
 
 def test_twins_timed_both_ways_round(tmp_path):
@@ -229,12 +227,8 @@ def test_twins_timed_both_ways_round(tmp_path):
             '0,"128x256x64,g8,w8,s3",90.0,1,1,0x0,0x0,1500',
             '1,"128x256x64,g8,w8,s3",120.0,1,1,0x0,0x0,1500',
             '1,"128x256x64,g8,w8,s3,flatten",100.0,1,1,0x0,0x0,1500']
-    archive = tmp_path / "twins.tgz"
-    with tarfile.open(archive, "w:gz") as tf:
-        data = (head + "\n".join(rows) + "\n").encode()
-        info = tarfile.TarInfo("flatten-twins/4096x4096x4096-fp16.csv")
-        info.size = len(data)
-        tf.addfile(info, io.BytesIO(data))
+    archive = archive_of(tmp_path / "twins.tgz", {
+        "flatten-twins/4096x4096x4096-fp16.csv": head + "\n".join(rows) + "\n"})
     p = run(TWINS, archive)
     assert p.returncode == 0, p.stderr
     # round 0: (110 + 90) / 2 over 100 = 1.000; round 1: 1.200; median 1.100
@@ -243,9 +237,4 @@ def test_twins_timed_both_ways_round(tmp_path):
 
 
 def test_twins_summary_refuses_an_archive_without_rounds(tmp_path):
-    archive = tmp_path / "empty.tgz"
-    with tarfile.open(archive, "w:gz"):
-        pass
-    p = run(TWINS, archive)
-    assert p.returncode == 2
-    assert "no rounds" in p.stderr
+    refused_empty(TWINS, tmp_path, "no rounds")
