@@ -75,6 +75,7 @@ fn bad_input_exits_2_before_the_gpu() {
             "this kernel takes only `cache_all` and `unpredicated`",
         ),
         (vec!["run", "64", "64", "64", "--passes", "9"], "--passes"),
+        (vec!["run", "64", "64", "64", "--shuffle"], "--shuffle"),
         (vec!["run", "64", "64", "64", "--warm-s", "-1"], "--warm-s"),
         (vec!["run", "64", "64", "64", "--warm-s", "NaN"], "--warm-s"),
         (vec!["run", "64", "64", "64", "--warm-s", "61"], "--warm-s"),

@@ -108,6 +108,12 @@ struct RunArgs {
     /// alike (1 to 8).
     #[arg(long, value_name = "P", default_value_t = 1)]
     passes: usize,
+    /// With --passes: time the passes after the first each in a random order of its own
+    /// (seeded by the run's seed) instead of backward and forward: under the power cap a
+    /// launch also runs faster after a slower, lower-power one, which alternating passes keep
+    /// the same every pass.
+    #[arg(long)]
+    shuffle: bool,
     /// Seconds of untimed back-to-back cuBLAS launches before the first timing (0 to 60;
     /// default 0): every pass then starts at the clock the GPU holds under sustained load
     /// (on an H100 at its 700 W cap), not at a cool GPU's burst clock.
@@ -225,6 +231,11 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             a.passes
         )));
     }
+    if a.shuffle && a.passes < 2 {
+        return Err(Failure::bad(
+            "--shuffle orders the passes after the first: give --passes 2 or more",
+        ));
+    }
     if let Some(w) = a.energy_s {
         origami::gemm::energy::check_window(w).map_err(Failure::bad)?;
     }
@@ -282,6 +293,7 @@ fn run_cmd(a: RunArgs) -> Result<(), Failure> {
             energy_s: a.energy_s,
             passes: a.passes,
             warm_s: a.warm_s,
+            shuffle: a.shuffle,
         },
     )?;
     failed.iter().for_each(|f| eprintln!("{TOOL}: {f}"));

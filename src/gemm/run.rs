@@ -137,6 +137,9 @@ pub struct RunOptions {
     /// Seconds of untimed cuBLAS launches before the first timing (`--warm-s`; 0: none):
     /// the GPU then starts every pass at the clock it holds under sustained load.
     pub warm_s: f64,
+    /// Passes after the first each in a random order of their own, drawn from `seed` and
+    /// the pass number, instead of backward and forward (`--shuffle`; [`pass_order`]).
+    pub shuffle: bool,
 }
 
 impl RunOptions {
@@ -147,6 +150,7 @@ impl RunOptions {
             energy_s: None,
             passes: 1,
             warm_s: 0.0,
+            shuffle: false,
         }
     }
 }
@@ -177,13 +181,25 @@ fn warm_up<B: GemmBench>(
 /// The order of `n` launches in pass `pass_no` (1, 2, ...): forward in odd passes,
 /// backward in even ones. Under a power cap the clocks drift while a run goes on, and a
 /// launch's time follows its place; over an even number of alternating passes a steady
-/// drift adds the same to every launch's median (its places sum to the same).
-pub fn pass_order(n: usize, pass_no: usize) -> Vec<usize> {
-    if pass_no % 2 == 1 {
-        (0..n).collect()
-    } else {
-        (0..n).rev().collect()
+/// drift adds the same to every launch's median (its places sum to the same). It also
+/// follows the launch before it (after a slower, lower-power one it runs faster:
+/// results/h100/triton-tma/flatten-twins/), which alternating passes keep the same; with
+/// `shuffle_seed` every pass is a random permutation drawn from the seed and `pass_no`.
+pub fn pass_order(n: usize, pass_no: usize, shuffle_seed: Option<u64>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    match shuffle_seed {
+        Some(seed) => {
+            use rand::seq::SliceRandom;
+            use rand::SeedableRng;
+            let mut rng = rand::rngs::StdRng::seed_from_u64(
+                seed ^ (pass_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            );
+            order.shuffle(&mut rng);
+        }
+        None if pass_no % 2 == 0 => order.reverse(),
+        None => {}
     }
+    order
 }
 
 /// Run the chosen configs on `p`. Returns the report and the messages of configs that
@@ -327,7 +343,7 @@ fn later_passes<B: GemmBench>(
     }
     let mut times: Vec<Vec<f64>> = launches.iter().map(|l| vec![l.1]).collect();
     for pass in 2..=opts.passes {
-        for i in pass_order(launches.len(), pass) {
+        for i in pass_order(launches.len(), pass, opts.shuffle.then_some(opts.seed)) {
             let t = match &launches[i] {
                 (None, _) => bench.time_cublas(data, policy)?,
                 (Some(c), first) => bench.time_config(data, c, policy, None, true, Some(*first))?,
@@ -463,9 +479,19 @@ mod tests {
 
     #[test]
     fn passes_alternate() {
-        assert_eq!(pass_order(3, 1), vec![0, 1, 2]);
-        assert_eq!(pass_order(3, 2), vec![2, 1, 0]);
-        assert_eq!(pass_order(3, 3), vec![0, 1, 2]);
-        assert!(pass_order(0, 2).is_empty());
+        assert_eq!(pass_order(3, 1, None), vec![0, 1, 2]);
+        assert_eq!(pass_order(3, 2, None), vec![2, 1, 0]);
+        assert_eq!(pass_order(3, 3, None), vec![0, 1, 2]);
+        assert!(pass_order(0, 2, None).is_empty());
+        // shuffled: a seeded permutation of its own every pass
+        let shuffled: Vec<Vec<usize>> = (2..5).map(|p| pass_order(40, p, Some(7))).collect();
+        for o in &shuffled {
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..40).collect::<Vec<_>>());
+        }
+        assert!(shuffled[0] != shuffled[1] && shuffled[1] != shuffled[2]);
+        assert_eq!(pass_order(40, 2, Some(7)), shuffled[0]);
+        assert_ne!(pass_order(40, 2, Some(8)), shuffled[0]);
     }
 }
