@@ -32,6 +32,7 @@ use super::results::{Results, Skip};
 use super::stability::Policy;
 use super::CalibError;
 use crate::gpu::{DeviceBuffer, Kernel, KernelArgs, LaunchDims};
+use crate::hw::topology::SmTopology;
 
 /// The measurement's name.
 pub const SM_TOPOLOGY: &str = "sm_topology";
@@ -317,42 +318,11 @@ pub fn summary_line(gpcs: f64, details: &BTreeMap<String, Value>) -> String {
     )
 }
 
-/// How the scheduler dealt out the full launch (the last entry of `block_sm`): runs of
-/// consecutive block ids on one group, as (first block, last block, group); empty when the
-/// details lack either array or an SM has no group.
-pub fn full_launch_runs(details: &BTreeMap<String, Value>) -> Vec<(usize, usize, i64)> {
-    let gpc: Vec<i64> = match details.get("gpc_of_sm").and_then(Value::as_array) {
-        Some(a) => a.iter().map(|v| v.as_i64().unwrap_or(UNSEEN)).collect(),
-        None => return Vec::new(),
-    };
-    let Some(full) = details
-        .get("block_sm")
-        .and_then(Value::as_array)
-        .and_then(|l| l.last())
-        .and_then(Value::as_array)
-    else {
-        return Vec::new();
-    };
-    let mut runs: Vec<(usize, usize, i64)> = Vec::new();
-    for (b, sm) in full.iter().enumerate() {
-        let g = sm
-            .as_u64()
-            .and_then(|s| gpc.get(usize::try_from(s).ok()?).copied())
-            .unwrap_or(UNSEEN);
-        if g == UNSEEN {
-            return Vec::new();
-        }
-        match runs.last_mut() {
-            Some(r) if r.2 == g && r.1 + 1 == b => r.1 = b,
-            _ => runs.push((b, b, g)),
-        }
-    }
-    runs
-}
-
-/// [`full_launch_runs`] as one line: "blocks 0-7 group 0, 8-23 group 1, ...".
-pub fn full_launch_line(details: &BTreeMap<String, Value>) -> Option<String> {
-    let runs = full_launch_runs(details);
+/// How the scheduler dealt out the full launch (`SmTopology::runs` of the largest launch
+/// recorded) as one line: "a launch of 132 blocks, by block id: 0-7 group 0, 8-23 group 1,
+/// ..."; `None` without a launch.
+pub fn full_launch_line(t: &SmTopology) -> Option<String> {
+    let runs = t.runs(t.max_blocks());
     let last = runs.last()?.1 + 1;
     let parts: Vec<String> = runs
         .iter()
@@ -727,21 +697,18 @@ mod tests {
 
     #[test]
     fn the_full_launch_is_told_as_runs_of_blocks_per_group() {
-        let mut d = BTreeMap::new();
-        // SMs 0-3 in groups 0, 0, 1, 1; SM 4 never seen
-        d.insert("gpc_of_sm".into(), json!([0, 0, 1, 1, -1]));
-        d.insert(
-            "block_sm".into(),
-            json!([[2], [2, 3], [2, 3, 0], [2, 3, 0, 1]]),
-        );
-        assert_eq!(full_launch_runs(&d), vec![(0, 1, 1), (2, 3, 0)]);
+        // SMs 0-3 in groups 0, 0, 1, 1
+        let gpc = [Some(0), Some(0), Some(1), Some(1)];
+        let launches = vec![vec![2], vec![2, 3], vec![2, 3, 0], vec![2, 3, 0, 1]];
+        let t = SmTopology::from_parts(&gpc, &launches).unwrap();
         assert_eq!(
-            full_launch_line(&d).unwrap(),
+            full_launch_line(&t).unwrap(),
             "a launch of 4 blocks, by block id: 0-1 group 1, 2-3 group 0"
         );
-        // a block on an SM without a group, or no arrays: nothing told
-        d.insert("block_sm".into(), json!([[4]]));
-        assert!(full_launch_runs(&d).is_empty());
-        assert!(full_launch_line(&BTreeMap::new()).is_none());
+        let one = SmTopology::from_parts(&gpc, &[vec![3]]).unwrap();
+        assert_eq!(
+            full_launch_line(&one).unwrap(),
+            "a launch of 1 blocks, by block id: 0 group 1"
+        );
     }
 }

@@ -236,7 +236,13 @@ pub fn summary(doc: &HwDoc) -> String {
     {
         let line = super::bench_topology::summary_line(m.summary.median, &m.details);
         let _ = writeln!(s, "\n{line}");
-        if let Some(runs) = super::bench_topology::full_launch_line(&m.details) {
+        let placement = crate::hw::topology::SmTopology::from_doc(doc, "this document");
+        if let Some(runs) = placement
+            .ok()
+            .flatten()
+            .as_ref()
+            .and_then(super::bench_topology::full_launch_line)
+        {
             let _ = writeln!(s, "  {runs}");
         }
     }

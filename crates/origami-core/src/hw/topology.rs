@@ -116,6 +116,19 @@ impl SmTopology {
         self.block_gpc.get(i).map(Vec::as_slice)
     }
 
+    /// How a launch of `blocks` blocks was dealt out: runs of consecutive block ids on one
+    /// GPC, as (first block, last block, GPC); empty beyond the launches recorded.
+    pub fn runs(&self, blocks: u64) -> Vec<(usize, usize, u16)> {
+        let mut runs: Vec<(usize, usize, u16)> = Vec::new();
+        for (b, &g) in self.block_gpcs(blocks).unwrap_or(&[]).iter().enumerate() {
+            match runs.last_mut() {
+                Some(r) if r.2 == g => r.1 = b,
+                _ => runs.push((b, b, g)),
+            }
+        }
+        runs
+    }
+
     /// GPCs seen.
     pub fn gpcs(&self) -> u16 {
         self.gpcs
@@ -168,6 +181,8 @@ mod tests {
         assert_eq!(t.gpcs(), 2);
         assert_eq!(t.max_blocks(), 4);
         assert_eq!(t.block_gpcs(3), Some(&[1, 1, 0][..]));
+        assert_eq!(t.runs(4), vec![(0, 1, 1), (2, 3, 0)]);
+        assert!(t.runs(5).is_empty());
         assert_eq!(t.block_gpcs(0), None);
         assert_eq!(t.block_gpcs(5), None);
     }
