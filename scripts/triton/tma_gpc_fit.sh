@@ -21,14 +21,11 @@ bench=target/release/origami-bench
 [[ -x $bench ]] || { echo "tma_gpc_fit.sh: no $bench (cargo build --release)" >&2; exit 2; }
 merge_a=${GPC_MERGE_A:?set GPC_MERGE_A and GPC_MERGE_B to the shares of scripts/triton/gpc_merge_fit.py}
 merge_b=${GPC_MERGE_B:?set GPC_MERGE_B}
-tma=results/h100/triton-tma
 work=target/tma-gpc
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
+. scripts/triton/tma_fit_lib.sh
 rm -rf "$work"
-mkdir -p "$work/four"
-python3 scripts/triton/passes_reference.py "$tma/sweep-seed" "$tma/seed-passes3" "$work/seed4" >/dev/null
-python3 scripts/triton/passes_reference.py "$tma/sweep-llm" "$tma/llm-passes3" "$work/llm" >/dev/null
-{ cat "$work/seed4/all.csv"; tail -n +2 "$work/llm/all.csv"; } >"$work/four/configs.csv"
+tma_four_reference
 start() { # FILE MIN_N (or "free")
   python3 - "$@" "$merge_a" "$merge_b" <<'PY'
 import json, sys
@@ -41,16 +38,9 @@ if min_n != "free":
 json.dump(d, open(out, "w"), indent=4)
 PY
 }
-refit() { # START WRITE HOLD: the after lines
-  TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$work/four" --fit-set seed_shapes --family triton-tma \
-    --gpu h100-sxm --rounds 6 --tau-weight 1 --hold "$3" --write "$2" 2>&1 |
-    grep -E '^(fit set|held out), after  ' | sed -E 's/, after +/ /'
-}
 echo "# scripts/triton/tma_gpc_fit.sh: fp16, four-timing references, tp_l2_gpc_merge_a $merge_a, _b $merge_b"
 echo "## the committed file (no merge term)"
-TRITONBLAS_HW_PARAMS=calibrations/fitted/h100-triton-tma.json "$bench" refit --out "$work/four" \
-  --fit-set seed_shapes --family triton-tma --gpu h100-sxm --rounds 0 2>&1 |
-  grep -E '^(fit set|held out), before  ' | sed -E 's/, before +/ (committed) /'
+tma_score calibrations/fitted/h100-triton-tma.json committed
 hold=tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
 best=""
 best_tau=-1
@@ -58,10 +48,10 @@ for v in free 0 40; do
   h=$hold
   [[ $v == free ]] || h=$hold,tp_wgmma_min_n
   start "$work/start-$v.json" "$v"
-  lines=$(refit "$work/start-$v.json" "$work/fit-$v.json" "$h")
+  lines=$(tma_refit "$work/start-$v.json" "$work/fit-$v.json" "$h")
   echo "## min_n $v"
   echo "$lines"
-  seed_tau=$(echo "$lines" | grep '^fit set' | sed -E 's/.*tau mean ([0-9.]+).*/\1/')
+  seed_tau=$(tma_seed_tau "$lines")
   if python3 -c "import sys; sys.exit(0 if float('$seed_tau') > float('$best_tau') else 1)"; then
     best=$v
     best_tau=$seed_tau
@@ -74,10 +64,8 @@ d = json.load(open("calibrations/fitted/h100-triton-tma.json"))
 d["constants"]["tp_wgmma_min_n"] = 0.0
 json.dump(d, open(sys.argv[1], "w"), indent=4)
 PY
-refit "$work/start-control.json" "$work/fit-control.json" "$hold,tp_wgmma_min_n"
+tma_refit "$work/start-control.json" "$work/fit-control.json" "$hold,tp_wgmma_min_n"
 echo "## chosen: min_n $best (seed tau $best_tau)"
 cp "$work/fit-$best.json" "$out_file"
-TRITONBLAS_HW_PARAMS=$out_file "$bench" refit --out "$work/four" --fit-set seed_shapes \
-  --family triton-tma --gpu h100-sxm --rounds 0 --dtype bf16 2>&1 |
-  grep -E '^(fit set|held out), before  ' | sed -E "s/, before +/ (bf16, not fitted) /"
+tma_score "$out_file" "bf16, not fitted" --dtype bf16
 echo "## written: $out_file"

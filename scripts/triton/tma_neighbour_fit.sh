@@ -16,15 +16,12 @@
 set -euo pipefail
 bench=target/release/origami-bench
 [[ -x $bench ]] || { echo "tma_neighbour_fit.sh: no $bench (cargo build --release)" >&2; exit 2; }
-tma=results/h100/triton-tma
 work=target/tma-neighbour
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
 smem_measured=127.9
+. scripts/triton/tma_fit_lib.sh
 rm -rf "$work"
-mkdir -p "$work/four"
-python3 scripts/triton/passes_reference.py "$tma/sweep-seed" "$tma/seed-passes3" "$work/seed4" >/dev/null
-python3 scripts/triton/passes_reference.py "$tma/sweep-llm" "$tma/llm-passes3" "$work/llm" >/dev/null
-{ cat "$work/seed4/all.csv"; tail -n +2 "$work/llm/all.csv"; } >"$work/four/configs.csv"
+tma_four_reference
 hold=tp_wgmma_min_n,tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
 start() { # FILE SHARE_B SHARE_A SCALE_FROM: the committed file with the new values
   python3 - "$@" <<'PY'
@@ -39,26 +36,17 @@ d["constants"].update({
 json.dump(d, open(out, "w"), indent=4)
 PY
 }
-refit() { # START WRITE [--dtype D]: the after lines
-  local s=$1 w=$2
-  shift 2
-  TRITONBLAS_HW_PARAMS=$s "$bench" refit --out "$work/four" --fit-set seed_shapes --family triton-tma \
-    --gpu h100-sxm --rounds 6 --tau-weight 1 --hold "$hold" --write "$w" "$@" 2>&1 |
-    grep -E '^(fit set|held out), after  ' | sed -E 's/, after +/ /'
-}
 echo "# scripts/triton/tma_neighbour_fit.sh: fp16, four-timing references"
 echo "## the committed file, refitted on the same references (the same command, nothing new)"
-TRITONBLAS_HW_PARAMS=calibrations/fitted/h100-triton-tma.json "$bench" refit --out "$work/four" \
-  --fit-set seed_shapes --family triton-tma --gpu h100-sxm --rounds 0 2>&1 |
-  grep -E '^(fit set|held out), before  ' | sed -E 's/, before +/ (committed) /'
+tma_score calibrations/fitted/h100-triton-tma.json committed
 echo "## grid of the neighbour shares (B, A): seed tau chooses"
 best=""
 best_tau=-1
 for b in 0 0.25 0.5 0.75; do
   for a in 0 0.25 0.5 0.75; do
     start "$work/start-$b-$a.json" "$b" "$a" calibrations/fitted/h100-triton-tma.json
-    lines=$(refit "$work/start-$b-$a.json" "$work/fit-$b-$a.json")
-    seed_tau=$(echo "$lines" | grep '^fit set' | sed -E 's/.*tau mean ([0-9.]+).*/\1/')
+    lines=$(tma_refit "$work/start-$b-$a.json" "$work/fit-$b-$a.json" "$hold")
+    seed_tau=$(tma_seed_tau "$lines")
     echo "$lines" | sed "s/^/B $b A $a  /"
     if python3 -c "import sys; sys.exit(0 if float('$seed_tau') > float('$best_tau') else 1)"; then
       best="$b $a"
@@ -69,10 +57,6 @@ done
 set -- $best
 echo "## chosen: B $1 A $2 (seed tau $best_tau); refitted with the shared-memory rate at its time scale"
 start "$work/start-final.json" "$1" "$2" "$work/fit-$1-$2.json"
-refit "$work/start-final.json" "$out_file"
-for dt in bf16; do
-  TRITONBLAS_HW_PARAMS=$out_file "$bench" refit --out "$work/four" --fit-set seed_shapes \
-    --family triton-tma --gpu h100-sxm --rounds 0 --dtype $dt 2>&1 |
-    grep -E '^(fit set|held out), before  ' | sed -E "s/, before +/ ($dt, not fitted) /"
-done
+tma_refit "$work/start-final.json" "$out_file" "$hold"
+tma_score "$out_file" "bf16, not fitted" --dtype bf16
 echo "## written: $out_file"

@@ -1,0 +1,41 @@
+# Sourced by the triton-tma refit studies (tma_neighbour_fit.sh, tma_gpc_fit.sh), CPU only:
+# the four-timing references and the refit and scoring lines they print.
+# Needs $bench (target/release/origami-bench) and $work (a fresh folder) set.
+
+# tma_four_reference: $work/four/configs.csv, each launch's median of its four timings: the
+# seed list (sweep-seed and seed-passes3) to fit on, the LLM list (sweep-llm and llm-passes3)
+# held out (scripts/triton/passes_reference.py).
+tma_four_reference() {
+    local tma=results/h100/triton-tma
+    mkdir -p "$work/four"
+    python3 scripts/triton/passes_reference.py "$tma/sweep-seed" "$tma/seed-passes3" "$work/seed4" >/dev/null
+    python3 scripts/triton/passes_reference.py "$tma/sweep-llm" "$tma/llm-passes3" "$work/llm" >/dev/null
+    { cat "$work/seed4/all.csv"; tail -n +2 "$work/llm/all.csv"; } >"$work/four/configs.csv"
+}
+
+# tma_refit START WRITE HOLD [ARGS...]: the constants of START refitted on the seed list
+# (`origami-bench refit --rounds 6 --tau-weight 1`, HOLD's knobs held), written to WRITE;
+# prints the fit set's and the held-out list's "after" lines.
+tma_refit() {
+    local start=$1 write=$2 hold=$3
+    shift 3
+    TRITONBLAS_HW_PARAMS=$start "$bench" refit --out "$work/four" --fit-set seed_shapes \
+        --family triton-tma --gpu h100-sxm --rounds 6 --tau-weight 1 --hold "$hold" \
+        --write "$write" "$@" 2>&1 |
+        grep -E '^(fit set|held out), after  ' | sed -E 's/, after +/ /'
+}
+
+# tma_score FILE LABEL [ARGS...]: FILE's constants scored as they are (`--rounds 0`); prints
+# the "before" lines with "(LABEL)" in place of ", before".
+tma_score() {
+    local file=$1 label=$2
+    shift 2
+    TRITONBLAS_HW_PARAMS=$file "$bench" refit --out "$work/four" --fit-set seed_shapes \
+        --family triton-tma --gpu h100-sxm --rounds 0 "$@" 2>&1 |
+        grep -E '^(fit set|held out), before  ' | sed -E "s/, before +/ ($label) /"
+}
+
+# tma_seed_tau LINES: the fit set's tau mean in tma_refit's lines.
+tma_seed_tau() {
+    echo "$1" | grep '^fit set' | sed -E 's/.*tau mean ([0-9.]+).*/\1/'
+}
