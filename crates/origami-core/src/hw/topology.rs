@@ -74,19 +74,17 @@ impl SmTopology {
         let Some(m) = doc.measurements.iter().find(|m| m.name == MEASUREMENT) else {
             return Ok(None);
         };
-        let gpc_of_sm: Vec<Option<u16>> = m
-            .details
-            .get("gpc_of_sm")
-            .and_then(|v| v.as_array())
-            .ok_or_else(|| TopologyError::Missing(source.into(), "gpc_of_sm"))?
+        let array = |key: &'static str| {
+            m.details
+                .get(key)
+                .and_then(|v| v.as_array())
+                .ok_or_else(|| TopologyError::Missing(source.into(), key))
+        };
+        let gpc_of_sm: Vec<Option<u16>> = array("gpc_of_sm")?
             .iter()
             .map(|v| v.as_u64().and_then(|g| u16::try_from(g).ok()))
             .collect();
-        let block_sm: Vec<Vec<u32>> = m
-            .details
-            .get("block_sm")
-            .and_then(|v| v.as_array())
-            .ok_or_else(|| TopologyError::Missing(source.into(), "block_sm"))?
+        let block_sm: Vec<Vec<u32>> = array("block_sm")?
             .iter()
             .map(|launch| {
                 launch
@@ -194,6 +192,25 @@ mod tests {
         assert!(SmTopology::from_parts(&gpc, &[vec![0, 0]]).is_err()); // 2 SMs for 1 block
         assert!(SmTopology::from_parts(&gpc, &[vec![1]]).is_err()); // SM without a GPC
         assert!(SmTopology::from_parts(&gpc, &[vec![7]]).is_err()); // SM out of range
+    }
+
+    #[test]
+    fn a_document_without_the_arrays_is_refused_and_one_without_the_measurement_is_none() {
+        let mut doc = crate::hw::presets::preset("h100-sxm").unwrap();
+        assert_eq!(SmTopology::from_doc(&doc, "f"), Ok(None));
+        let text = format!(
+            r#"{{"name": "{MEASUREMENT}", "unit": "GPCs", "n": 1, "median": 1, "mean": 1,
+                "stddev": 0, "cov": 0, "min": 1, "max": 1, "details": {{"gpc_of_sm": [0]}}}}"#
+        );
+        doc.measurements.push(serde_json::from_str(&text).unwrap());
+        assert_eq!(
+            SmTopology::from_doc(&doc, "f"),
+            Err(TopologyError::Missing("f".into(), "block_sm"))
+        );
+        doc.measurements[0]
+            .details
+            .insert("block_sm".into(), serde_json::json!([[0]]));
+        assert_eq!(SmTopology::from_doc(&doc, "f").unwrap().unwrap().gpcs(), 1);
     }
 
     #[test]
