@@ -320,6 +320,12 @@ def test_bad_passes_exit_2(tmp_path, capsys, bad):
     assert "--passes" in capsys.readouterr().err
 
 
+def test_shuffle_without_passes_exits_2(tmp_path, capsys):
+    assert tma_sweep.main(["--out", str(tmp_path / "o"), "--shape", "64x64x64",
+                           "--shuffle"]) == 2
+    assert "--shuffle" in capsys.readouterr().err
+
+
 def test_dense_config_list_is_the_tables_clean_rows_and_reads_back(tmp_path, capsys):
     import tma_dense_configs
     table = tmp_path / "t.csv"

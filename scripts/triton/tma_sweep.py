@@ -761,6 +761,8 @@ def build_plan(args):
     """Everything that can be checked before the GPU: ValueError (one line) if bad."""
     if not 1 <= args.passes <= 8:
         raise ValueError(f"--passes {args.passes}: must be 1 to 8")
+    if args.shuffle and args.passes < 2:
+        raise ValueError("--shuffle orders the passes after the first: give --passes 2 or more")
     if args.workers < 1:
         raise ValueError(f"--workers {args.workers}: must be at least 1")
     if args.deadline_s < 0 or args.deadline_s != args.deadline_s:
