@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::constants::{refit_knobs, ConstantError};
+use crate::constants::{refit_knobs, ConstantError, CONSTANT_NAMES};
 use crate::dtype::Dtype;
 use crate::hw::{GpuDesc, ModelParams};
 use crate::model::{
@@ -487,7 +487,12 @@ impl FitState {
         }
     }
 
-    /// The flat override JSON (`TRITONBLAS_HW_PARAMS`) of the knobs that moved from `base`.
+    /// The flat override JSON (`TRITONBLAS_HW_PARAMS`): the parameters that moved from
+    /// `base`, and every model constant at this state's value, defaults included. The
+    /// selection applies a family's embedded fitted constants beneath this file, so a
+    /// constant left out would take the embedded file's value there (today's or a later
+    /// one's), not the value the fit scored: a file that names them all reproduces its
+    /// model whatever is embedded.
     pub fn override_json(&self, base: &FitState) -> serde_json::Value {
         let mut o = serde_json::Map::new();
         for p in FIT_PARAMS {
@@ -496,11 +501,14 @@ impl FitState {
                 o.insert(p.to_string(), serde_json::json!(v));
             }
         }
-        let mut c = serde_json::Map::new();
+        let mut c: serde_json::Map<String, serde_json::Value> = CONSTANT_NAMES
+            .iter()
+            .map(|k| (k.to_string(), serde_json::json!(self.get(k))))
+            .collect();
+        // a name this state holds that the constants do not know cannot be written back
+        // into a valid file; every name it holds is one (`model_constants` validates them)
         for (k, v) in &self.constants {
-            if (base.get(k) - v).abs() > 1e-12 * v.abs().max(1.0) {
-                c.insert(k.clone(), serde_json::json!(v));
-            }
+            c.entry(k.clone()).or_insert_with(|| serde_json::json!(v));
         }
         if !c.is_empty() {
             o.insert("constants".into(), serde_json::Value::Object(c));
@@ -773,6 +781,35 @@ mod tests {
         assert!(after.abf_mean > 0.99, "{after:?}");
         let j = state.override_json(&start);
         assert!(j.is_object());
+    }
+
+    #[test]
+    fn the_override_writes_knobs_fitted_to_their_default() {
+        // A throughput-model fit that moved tp_wgmma_min_n to 0 (its default): the file
+        // must still say 0, or the selection's embedded fitted value would fill it in.
+        let mut state = FitState {
+            params: preset("h100-sxm").unwrap().params,
+            constants: BTreeMap::from([
+                ("throughput_model".to_string(), 1.0),
+                ("tp_wgmma_min_n".to_string(), 154.88),
+            ]),
+        };
+        let start = FitState {
+            params: state.params,
+            constants: BTreeMap::new(),
+        };
+        state.set("tp_wgmma_min_n", 0.0);
+        let j = state.override_json(&start);
+        let c = &j["constants"];
+        assert_eq!(c["tp_wgmma_min_n"], serde_json::json!(0.0));
+        assert_eq!(c["throughput_model"], serde_json::json!(1.0));
+        // every constant, moved, given or at its default
+        for name in CONSTANT_NAMES {
+            assert!(c.get(name).is_some(), "{name} missing from {c}");
+        }
+        assert_eq!(c["tp_l2_neighbour_share_a"], serde_json::json!(0.0));
+        // parameters only where they moved
+        assert!(j.get("l2_perf_ratio").is_none());
     }
 
     #[test]
