@@ -25,7 +25,7 @@ use origami::model::{ModelConstants, Problem, Selector, Variant};
 use origami::perf::table::{parse_input, predict_rows, Model};
 use origami::perf::{GpuPerf, L2Mode, Pair};
 use origami::pick::PickRequest;
-use origami::report::selection::CsvWriter;
+use origami::report::selection::{CsvWriter, JsonWriter, SelectionWriter};
 use origami::setup::{setup, SetupRequest};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -393,12 +393,40 @@ fn aligned_dim() -> impl Strategy<Value = u64> {
 
 /// The CSV row (fields) of `origami-select M N K --family FAMILY --gpu GPU --top 1
 /// --format csv`, through the library, or the one-line error.
-fn pick_row(
+fn pick_row(family: &str, gpu: &str, dtype: Dtype, sizes: [u64; 3]) -> Result<Vec<String>, String> {
+    let text = pick_output(family, gpu, dtype, sizes, &mut CsvWriter)?;
+    let row = text.lines().nth(1).ok_or("no row")?;
+    Ok(row.split(',').map(str::to_string).collect())
+}
+
+/// The times a family set compared (its JSON's `auto.entrants[].compared_us`, in member
+/// order; `None` where a member did not enter) and the member chosen.
+fn compared_times(
+    family: &str,
+    gpu: &str,
+    dtype: Dtype,
+    sizes: [u64; 3],
+) -> Result<(String, Vec<Option<f64>>), String> {
+    let text = pick_output(family, gpu, dtype, sizes, &mut JsonWriter::default())?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let auto = &v["auto"];
+    let chosen = auto["chosen"].as_str().ok_or("no chosen")?.to_string();
+    let entrants = auto["entrants"].as_array().ok_or("no entrants")?;
+    Ok((
+        chosen,
+        entrants.iter().map(|e| e["compared_us"].as_f64()).collect(),
+    ))
+}
+
+/// `origami-select M N K --family FAMILY --gpu GPU --top 1` through the library in the
+/// writer's format, or the one-line error.
+fn pick_output(
     family: &str,
     gpu: &str,
     dtype: Dtype,
     [m, n, k]: [u64; 3],
-) -> Result<Vec<String>, String> {
+    writer: &mut dyn SelectionWriter,
+) -> Result<String, String> {
     let req = PickRequest {
         sizes: [m, n, k].map(|x| Some(x.to_string())),
         shapes: None,
@@ -417,11 +445,9 @@ fn pick_row(
     };
     let job = req.prepare(|| None, |_| {}).map_err(|e| e.to_string())?;
     let (mut out, mut diag) = (Vec::new(), Vec::new());
-    job.write(&mut CsvWriter, &mut out, &mut diag)
+    job.write(writer, &mut out, &mut diag)
         .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out);
-    let row = text.lines().nth(1).ok_or("no row")?;
-    Ok(row.split(',').map(str::to_string).collect())
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn dim() -> impl Strategy<Value = u64> {
@@ -592,8 +618,11 @@ proptest! {
         gpu in proptest::sample::select(&["h100-sxm", "h200", "a100", "b200", "rtx4090"][..]),
         (m, n, k) in (dim(), aligned_dim(), aligned_dim()),
     ) {
-        let outcome = within_deadline("triton-auto", move || {
-            ["triton-auto", "triton", "triton-tma"].map(|f| pick_row(f, gpu, dtype, [m, n, k]))
+        let (outcome, compared) = within_deadline("triton-auto", move || {
+            (
+                ["triton-auto", "triton", "triton-tma"].map(|f| pick_row(f, gpu, dtype, [m, n, k])),
+                compared_times("triton-auto", gpu, dtype, [m, n, k]),
+            )
         })?;
         let [auto, classic, tma] = outcome;
         match auto {
@@ -614,10 +643,16 @@ proptest! {
                     prop_assert!(cfg[6..9].iter().all(|s| s == "false"), "{:?}", row);
                 }
                 prop_assert_eq!(&own[if switches { 11 } else { 8 }], us);
-                if let Ok(o) = other {
-                    let other_us: f64 = o[if switches { 8 } else { 11 }].parse().unwrap_or(f64::NAN);
-                    let auto_us: f64 = us.parse().unwrap_or(f64::NAN);
-                    prop_assert!(auto_us <= other_us, "{:?} vs {:?}", row, o);
+                // the set compared each entrant's pick through its family's time map
+                // (`hw::time_map`): the chosen one's compared time is the lowest
+                let (chosen, times) = compared.map_err(TestCaseError::fail)?;
+                prop_assert_eq!(&chosen, &fam);
+                let mine = times[if switches { 1 } else { 0 }];
+                let theirs = times[if switches { 0 } else { 1 }];
+                prop_assert!(mine.is_some());
+                prop_assert_eq!(theirs.is_some(), other.is_ok(), "{:?}", times);
+                if let (Some(a), Some(b)) = (mine, theirs) {
+                    prop_assert!(a <= b, "{:?} chose {}: {:?}", row, fam, times);
                 }
                 tally(&format!("triton_auto: {fam}"));
             }

@@ -4,8 +4,9 @@
 # list and three unaligned shapes, fp16 and bf16, each launch timed in PASSES alternating
 # passes (tma_sweep.py --passes), with `nvidia-smi dmon` beside it; the folders tarred into
 # $OUT (the device call returns few files).
-# SHUFFLE=1 times the passes after the first in random orders (tma_sweep.py --shuffle).
-# Usage: [CONFIGS=LIST.csv] [SHUFFLE=1] PASSES=4 scripts/triton/device_validate.sh NAME [DEADLINE_SEED DEADLINE_LLM DEADLINE_UNALIGNED]
+# SHUFFLE=1 times the passes after the first in random orders (tma_sweep.py --shuffle);
+# SEED=N seeds the inputs and those orders (tma_sweep.py --seed; its default otherwise).
+# Usage: [CONFIGS=LIST.csv] [SHUFFLE=1] [SEED=N] PASSES=4 scripts/triton/device_validate.sh NAME [DEADLINE_SEED DEADLINE_LLM DEADLINE_UNALIGNED]
 set -u
 name="${1:-passes}"
 passes="${PASSES:-4}"
@@ -16,6 +17,7 @@ dmon=$!
 cfg=${CONFIGS:-results/h100/triton-tma/validate2-configs.csv}
 order=()
 [ "${SHUFFLE:-0}" = 1 ] && order=(--shuffle)
+[ -n "${SEED:-}" ] && order+=(--seed "$SEED")
 python3 scripts/triton/tma_sweep.py --out "$d/seed" --shapes seed --dtype fp16,bf16 --configs $cfg \
     --workers 15 --deadline-s "${2:-200}" --passes "$passes" "${order[@]}" 2>"$d/seed.log"
 python3 scripts/triton/tma_sweep.py --out "$d/llm" --shapes llm --dtype fp16,bf16 --configs $cfg \

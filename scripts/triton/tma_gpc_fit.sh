@@ -5,8 +5,9 @@
 # never from GEMM times (not knobs of the refit); the block placement is the embedded calibrations/topology/h100-sxm.json.
 # References: the median of the four timings of every launch, the seed list (sweep-seed and
 # seed-passes3) to fit on, the LLM list (sweep-llm and llm-passes3) held out
-# (scripts/triton/passes_reference.py). Variants, each refitted from the committed
-# calibrations/fitted/h100-triton-tma.json (`origami-bench refit --rounds 6 --tau-weight 1`):
+# (scripts/triton/passes_reference.py). Variants, each refitted from
+# $START_FILE (default results/h100/triton-tma/fit/h100-triton-tma-min-n.json, the family's
+# file before the neighbour terms; `origami-bench refit --rounds 6 --tau-weight 1`):
 #   free      the merge share set, everything else free
 #   min_n=0   the same with tp_wgmma_min_n held at 0 (the fitted 154.9 stood for the shared
 #             loads: docs/triton-tma.md)
@@ -23,14 +24,19 @@ merge_a=${GPC_MERGE_A:?set GPC_MERGE_A and GPC_MERGE_B to the shares of scripts/
 merge_b=${GPC_MERGE_B:?set GPC_MERGE_B}
 work=target/tma-gpc
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
+# the constants every refit starts from: the family's file before the neighbour terms (as
+# calibrations/fitted/h100-triton-tma.json was until 2026-11-28; the embedded file is now
+# scripts/triton/tma_neighbour_fit.sh's output)
+base=${START_FILE:-results/h100/triton-tma/fit/h100-triton-tma-min-n.json}
+export TMA_BASE=$base
 . scripts/triton/tma_fit_lib.sh
 rm -rf "$work"
 tma_four_reference
 start() { # FILE MIN_N (or "free")
   python3 - "$@" "$merge_a" "$merge_b" <<'PY'
-import json, sys
+import json, os, sys
 out, min_n, merge_a, merge_b = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-d = json.load(open("calibrations/fitted/h100-triton-tma.json"))
+d = json.load(open(os.environ["TMA_BASE"]))
 d["constants"]["tp_l2_gpc_merge_a"] = merge_a
 d["constants"]["tp_l2_gpc_merge_b"] = merge_b
 if min_n != "free":
@@ -40,7 +46,7 @@ PY
 }
 echo "# scripts/triton/tma_gpc_fit.sh: fp16, four-timing references, tp_l2_gpc_merge_a $merge_a, _b $merge_b"
 echo "## the committed file (no merge term)"
-tma_score calibrations/fitted/h100-triton-tma.json committed
+tma_score "$base" committed
 hold=tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
 best=""
 best_tau=-1
@@ -59,8 +65,8 @@ for v in free 0 40; do
 done
 echo "## control: min_n 0 without the merge term (what the term brings back)"
 python3 - "$work/start-control.json" <<'PY'
-import json, sys
-d = json.load(open("calibrations/fitted/h100-triton-tma.json"))
+import json, os, sys
+d = json.load(open(os.environ["TMA_BASE"]))
 d["constants"]["tp_wgmma_min_n"] = 0.0
 json.dump(d, open(sys.argv[1], "w"), indent=4)
 PY

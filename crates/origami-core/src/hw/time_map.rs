@@ -1,5 +1,5 @@
-//! The times a family set (`--family auto`) compares: each member's predicted pick time
-//! through the affine map fitted for its family and architecture
+//! The times a family set (`--family auto`, `--family triton-auto`) compares: each member's
+//! predicted pick time through the affine map fitted for its family and architecture
 //! (`calibrations/fitted/sm90-auto.json`, written by `scripts/hopper/fit_auto.py` from the
 //! measured picks of the seed list). Each family's model is fitted to rank its own configs;
 //! its absolute time can be off by a constant (the Hopper model's pipeline fill, ~13 us
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_embedded_maps_apply_to_their_fitted_constants_on_sm90_only() {
-        for fam in ["hopper", "origami"] {
+        for fam in ["hopper", "origami", "triton", "triton-tma"] {
             let m = TimeMap::for_resolution(fam, &resolved("h100-sxm", fam, true));
             assert_ne!(m, TimeMap::IDENTITY, "{fam}");
             assert!(m.apply(0.0) > 0.0, "{fam}: floor keeps the time positive");
@@ -158,7 +158,7 @@ mod tests {
             assert_eq!(a100, TimeMap::IDENTITY, "{fam}");
         }
         // a family the file does not name
-        let t = TimeMap::for_resolution("triton", &resolved("h100-sxm", "triton", true));
+        let t = TimeMap::for_resolution("seed", &resolved("h100-sxm", "seed", true));
         assert_eq!(t, TimeMap::IDENTITY);
     }
 
