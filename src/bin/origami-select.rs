@@ -41,7 +41,9 @@ enum Format {
 /// TRITONBLAS_HW_PARAMS (a full calibration or a flat object with some of the five
 /// parameters). With no GPU, an embedded preset is used (--gpu NAME). A full calibration
 /// in TRITONBLAS_HW_PARAMS supplies the GPU and every parameter: it wins over --gpu and the
-/// GPU found, and stderr says so; stderr also names the preset a flat file changes.
+/// GPU found, and stderr says so; stderr also names the preset a flat file changes, and how
+/// many constants the family's embedded fitted file supplies beneath it (a flat file that
+/// leaves a constant out gets the fitted value, not the default; --no-fitted leaves them out).
 #[derive(Parser, Debug)]
 #[command(
     name = "origami-select",

@@ -150,8 +150,9 @@ pub fn setup(req: &SetupRequest) -> Result<Setup, SetupError> {
 }
 
 /// [`setup`], handing `notice` the line that says which hardware is used (see
-/// [`hardware_notice`]) as soon as the hardware is resolved: before the constants are
-/// checked, so that a tool shows it even when they then fail.
+/// [`hardware_notice`]) as soon as the hardware is resolved and the fitted tier added
+/// beneath it (before the calibration-only tier, which can fail): before the constants
+/// are checked, so that a tool shows it even when they then fail.
 pub fn setup_announcing(
     req: &SetupRequest,
     notice: impl FnOnce(&str),
@@ -163,13 +164,19 @@ pub fn setup_announcing(
         gpu_name: req.gpu_name.clone(),
         override_file: req.override_file.clone(),
     })?;
-    if let Some(text) = hardware_notice(req, &resolved) {
-        notice(&text);
-    }
     if req.calibration_only {
+        if let Some(text) = hardware_notice(req, &resolved) {
+            notice(&text);
+        }
         apply_calibrated(&mut resolved, req.override_file.as_deref())?;
-    } else if !req.no_fitted {
-        apply_fitted(&mut resolved, family.name());
+    } else {
+        if !req.no_fitted {
+            apply_fitted(&mut resolved, family.name());
+        }
+        // with the fitted tier in place, so that the line can say what it fills in
+        if let Some(text) = hardware_notice(req, &resolved) {
+            notice(&text);
+        }
     }
     let constants = constants_of(&resolved)?;
     let correction = crate::model::correction::Correction::for_resolution(family.name(), &resolved);
@@ -217,7 +224,10 @@ fn apply_calibrated(resolved: &mut Resolved, file: Option<&Path>) -> Result<(), 
 /// - a full document in `TRITONBLAS_HW_PARAMS`: that file supplies the GPU and every
 ///   parameter (the highest tier), so `--gpu NAME` or the GPU found is ignored, and the
 ///   line says so;
-/// - a flat override: the preset or GPU beneath it, and how many values the file changes.
+/// - a flat override: the preset or GPU beneath it, and how many values the file changes;
+///   once the family's fitted tier is added beneath the file, also how many constants the
+///   file leaves to that fitted file, which then come from it and not from the defaults
+///   (`--no-fitted` leaves them out).
 pub fn hardware_notice(req: &SetupRequest, res: &Resolved) -> Option<String> {
     let file_note = |path: &std::path::Path| format!("{} ({HW_PARAMS_ENV})", path.display());
     match &res.file {
@@ -243,7 +253,7 @@ pub fn hardware_notice(req: &SetupRequest, res: &Resolved) -> Option<String> {
         }) => {
             let values = flat_values(*params, *constants);
             let from = file_note(path);
-            Some(if res.used_default_preset {
+            let line = if res.used_default_preset {
                 format!(
                     "no GPU found; using the embedded preset '{DEFAULT_PRESET}' with {values} from {from} (choose the preset with --gpu NAME: {})",
                     preset_names()
@@ -257,7 +267,8 @@ pub fn hardware_notice(req: &SetupRequest, res: &Resolved) -> Option<String> {
                 format!("the GPU found ('{}') with {values} from {from}", dev.name)
             } else {
                 format!("{} with {values} from {from}", res.gpu_source)
-            })
+            };
+            Some(line + &fitted_beneath(res))
         }
         None => res.used_default_preset.then(|| {
             format!(
@@ -266,6 +277,31 @@ pub fn hardware_notice(req: &SetupRequest, res: &Resolved) -> Option<String> {
             )
         }),
     }
+}
+
+/// "; N constants from the embedded fitted FILE beneath it (--no-fitted leaves them out)"
+/// ("1 constant ... leaves it out")
+/// for the constants of a resolution that came from the fitted tier, or "" for none.
+fn fitted_beneath(res: &Resolved) -> String {
+    let mut files: Vec<&str> = Vec::new();
+    let mut n = 0usize;
+    for (_, tier) in res.constants.values() {
+        if let Tier::Fitted(path) = tier {
+            n += 1;
+            if !files.contains(&path.as_str()) {
+                files.push(path);
+            }
+        }
+    }
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "; {} from the embedded fitted {} beneath it (--no-fitted leaves {} out)",
+        flat_values(0, n),
+        files.join(", "),
+        if n == 1 { "it" } else { "them" }
+    )
 }
 
 /// "1 parameter and 3 constants", "2 parameters", "1 constant".
@@ -506,5 +542,35 @@ mod tests {
         );
         assert_eq!(flat_values(2, 0), "2 parameters");
         assert_eq!(flat_values(0, 1), "1 constant");
+    }
+
+    #[test]
+    fn a_flat_override_says_how_many_constants_the_fitted_file_fills_in() {
+        // a refit's file that named only the constants it moved: the family's embedded
+        // fitted constants fill in the rest, and the notice says so
+        let flat = file("partial.json", r#"{"constants": {"tp_time_scale": 0.3}}"#);
+        let mut r = req("h100-sxm", "triton-tma", false);
+        r.override_file = Some(flat.clone());
+        let s = setup(&r).unwrap();
+        let notice = hardware_notice(&r, &s.resolved).unwrap();
+        let fitted = s
+            .resolved
+            .constants
+            .values()
+            .filter(|(_, t)| matches!(t, Tier::Fitted(_)))
+            .count();
+        assert!(fitted > 1, "{fitted}");
+        assert_eq!(
+            notice,
+            format!(
+                "preset 'h100-sxm' with 1 constant from {} ({HW_PARAMS_ENV}); {fitted} constants from the embedded fitted calibrations/fitted/h100-triton-tma.json beneath it (--no-fitted leaves them out)",
+                flat.display()
+            )
+        );
+        // the tools' line (setup_announcing) is the same; without the fitted tier, no count
+        assert_eq!(notice_of(&r).0.unwrap(), notice);
+        r.no_fitted = true;
+        let s = setup(&r).unwrap();
+        assert!(!hardware_notice(&r, &s.resolved).unwrap().contains("fitted"));
     }
 }
