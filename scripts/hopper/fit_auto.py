@@ -37,6 +37,7 @@ import json
 import math
 import os
 import statistics
+import sys
 import tarfile
 
 # The fitted constants the inputs' predictions came from (the files the runs' binary embedded):
@@ -220,7 +221,8 @@ def main():
     ap.add_argument("--write")
     a = ap.parse_args()
     if bool(a.triton) != bool(a.triton_tma) or bool(a.triton_tma) != bool(a.tma_picks):
-        ap.error("--triton, --triton-tma and --tma-picks go together")
+        print("fit_auto.py: --triton, --triton-tma and --tma-picks go together", file=sys.stderr)
+        sys.exit(2)
     fam = {"hopper": hopper_rows(a.hopper), "origami": origami_rows(a.origami)}
     if a.triton:
         fam["triton"] = triton_rows(a.triton)
