@@ -2,6 +2,13 @@
 # the four-timing references and the refit and scoring lines they print.
 # Needs $bench (target/release/origami-bench) and $work (a fresh folder) set.
 
+# $base (exported as TMA_BASE for the scripts' Python steps): the constants the refit
+# studies start from, $START_FILE or the family's file before the neighbour terms (what
+# calibrations/fitted/h100-triton-tma.json was until 2026-11-28; the embedded file is now
+# scripts/triton/tma_neighbour_fit.sh's output).
+base=${START_FILE:-results/h100/triton-tma/fit/h100-triton-tma-min-n.json}
+export TMA_BASE=$base
+
 # tma_four_reference: $work/four/configs.csv, each launch's median of its four timings: the
 # seed list (sweep-seed and seed-passes3) to fit on, the LLM list (sweep-llm and llm-passes3)
 # held out (scripts/triton/passes_reference.py).

@@ -24,12 +24,7 @@ merge_a=${GPC_MERGE_A:?set GPC_MERGE_A and GPC_MERGE_B to the shares of scripts/
 merge_b=${GPC_MERGE_B:?set GPC_MERGE_B}
 work=target/tma-gpc
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
-# the constants every refit starts from: the family's file before the neighbour terms (as
-# calibrations/fitted/h100-triton-tma.json was until 2026-11-28; the embedded file is now
-# scripts/triton/tma_neighbour_fit.sh's output)
-base=${START_FILE:-results/h100/triton-tma/fit/h100-triton-tma-min-n.json}
-export TMA_BASE=$base
-. scripts/triton/tma_fit_lib.sh
+. scripts/triton/tma_fit_lib.sh   # sets $base (START_FILE)
 rm -rf "$work"
 tma_four_reference
 start() { # FILE MIN_N (or "free")

@@ -21,12 +21,7 @@ bench=target/release/origami-bench
 work=target/tma-neighbour
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
 smem_measured=127.9
-# the constants every refit starts from: the family's file before the neighbour terms (as
-# calibrations/fitted/h100-triton-tma.json was until 2026-11-28; the embedded file is now
-# this script's output)
-base=${START_FILE:-results/h100/triton-tma/fit/h100-triton-tma-min-n.json}
-export TMA_BASE=$base
-. scripts/triton/tma_fit_lib.sh
+. scripts/triton/tma_fit_lib.sh   # sets $base (START_FILE)
 rm -rf "$work"
 tma_four_reference
 hold=tp_wgmma_min_n,tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent

@@ -501,18 +501,12 @@ impl FitState {
                 o.insert(p.to_string(), serde_json::json!(v));
             }
         }
-        let mut c: serde_json::Map<String, serde_json::Value> = CONSTANT_NAMES
+        // every name the state holds is one of these (`model_constants` validates them)
+        let c: serde_json::Map<String, serde_json::Value> = CONSTANT_NAMES
             .iter()
             .map(|k| (k.to_string(), serde_json::json!(self.get(k))))
             .collect();
-        // a name this state holds that the constants do not know cannot be written back
-        // into a valid file; every name it holds is one (`model_constants` validates them)
-        for (k, v) in &self.constants {
-            c.entry(k.clone()).or_insert_with(|| serde_json::json!(v));
-        }
-        if !c.is_empty() {
-            o.insert("constants".into(), serde_json::Value::Object(c));
-        }
+        o.insert("constants".into(), serde_json::Value::Object(c));
         serde_json::Value::Object(o)
     }
 }

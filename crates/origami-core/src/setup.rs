@@ -164,19 +164,15 @@ pub fn setup_announcing(
         gpu_name: req.gpu_name.clone(),
         override_file: req.override_file.clone(),
     })?;
+    if !req.calibration_only && !req.no_fitted {
+        apply_fitted(&mut resolved, family.name());
+    }
+    // with the fitted tier in place, so that the line can say what it fills in
+    if let Some(text) = hardware_notice(req, &resolved) {
+        notice(&text);
+    }
     if req.calibration_only {
-        if let Some(text) = hardware_notice(req, &resolved) {
-            notice(&text);
-        }
         apply_calibrated(&mut resolved, req.override_file.as_deref())?;
-    } else {
-        if !req.no_fitted {
-            apply_fitted(&mut resolved, family.name());
-        }
-        // with the fitted tier in place, so that the line can say what it fills in
-        if let Some(text) = hardware_notice(req, &resolved) {
-            notice(&text);
-        }
     }
     let constants = constants_of(&resolved)?;
     let correction = crate::model::correction::Correction::for_resolution(family.name(), &resolved);
