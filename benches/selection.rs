@@ -6,7 +6,8 @@
 //! families select, the faster pick wins), each with its family's fitted constants where
 //! there are some. `pick/...`: the pick alone as the library makes it (`Scope::Pick`: tiles
 //! whose lower bound cannot reach the tie band are not scored; the same pick). The hopper
-//! family is also timed with its learned correction (`hopper-corrected`).
+//! and triton-tma families are also timed with their learned corrections
+//! (`hopper-corrected`, `triton-tma-corrected`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use origami::dtype::Dtype;
@@ -107,23 +108,24 @@ fn bench_selection(c: &mut Criterion) {
             });
         }
     }
-    // The hopper family with its learned correction (`model::correction`), as
-    // origami-select sets it up on an H100: the full ranking corrects every launch, the
-    // pick alone only those it scores.
-    let corrected = origami::setup::setup(&origami::setup::SetupRequest::on_preset(
-        "h100-sxm", "hopper",
-    ))
-    .unwrap();
-    assert!(corrected.correction.is_some());
-    let hc = corrected.selector(Dtype::Fp16).unwrap();
-    for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
-        let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
-        c.bench_function(&format!("select/hopper-corrected/{m}x{n}x{k}"), |b| {
-            b.iter(|| black_box(hc.select(black_box(&p), false).unwrap()))
-        });
-        c.bench_function(&format!("pick/hopper-corrected/{m}x{n}x{k}"), |b| {
-            b.iter(|| black_box(hc.select_scoped(black_box(&p), Scope::Pick).unwrap()))
-        });
+    // The hopper and triton-tma families with their learned corrections
+    // (`model::correction`), as origami-select sets them up on an H100: the full ranking
+    // corrects every launch, the pick alone only those it scores.
+    for fam in ["hopper", "triton-tma"] {
+        let corrected =
+            origami::setup::setup(&origami::setup::SetupRequest::on_preset("h100-sxm", fam))
+                .unwrap();
+        assert!(corrected.correction.is_some());
+        let hc = corrected.selector(Dtype::Fp16).unwrap();
+        for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
+            let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();
+            c.bench_function(&format!("select/{fam}-corrected/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(hc.select(black_box(&p), false).unwrap()))
+            });
+            c.bench_function(&format!("pick/{fam}-corrected/{m}x{n}x{k}"), |b| {
+                b.iter(|| black_box(hc.select_scoped(black_box(&p), Scope::Pick).unwrap()))
+            });
+        }
     }
     for (m, n, k) in [(4096u64, 4096u64, 4096u64), (128, 14336, 4096)] {
         let p = Problem::new(m, n, k, Dtype::Fp16).unwrap();

@@ -389,6 +389,11 @@ model_constants! {
     /// Throughput model: DRAM bytes charged per byte of the zero-filled rows of a
     /// tensor-descriptor box (kernels that load whole boxes; 0 = free, 1 = as if read).
     tp_box_padding_weight: f64 = 0.0, Throughput, "bytes per byte", NON_NEGATIVE;
+    /// Throughput model: the same charge of zero-filled box rows, but its DRAM time added to
+    /// the launch's time after the overlap of the SMs' and DRAM's times instead of inside
+    /// the DRAM term (0 = none; 1 = each byte at the DRAM rate, in series: what the H100
+    /// padding probe measured, docs/triton-tma.md, "Zero-filled rows take their own time").
+    tp_box_padding_serial: f64 = 0.0, Throughput, "bytes per byte", NON_NEGATIVE;
     /// Throughput model: extra L2 cycles per 128 bytes of A and B boxes when their row
     /// pitch is a multiple of 16 bytes but not of 32 (kernels that load whole boxes; the
     /// H100 row-alignment probe).

@@ -145,8 +145,8 @@ pub fn issue_busy(b: &ThroughputBreakdown) -> f64 {
     let Some(wait) = b.memory_wait_cycles else {
         return 1.0;
     };
-    let launch = b.sm_cycles.max(b.dram_cycles);
-    let waiting = wait + (b.dram_cycles - b.sm_cycles).max(0.0);
+    let launch = b.sm_cycles.max(b.dram_cycles) + b.padding_cycles;
+    let waiting = wait + (b.dram_cycles - b.sm_cycles).max(0.0) + b.padding_cycles;
     if launch > 0.0 && waiting.is_finite() {
         (1.0 - waiting / launch).clamp(0.0, 1.0)
     } else {

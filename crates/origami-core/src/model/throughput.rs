@@ -190,6 +190,10 @@ pub struct ThroughputBreakdown {
     /// (`tp_box_padding_weight`): a time the copies take, not bytes DRAM moves.
     pub padding_dram_bytes: f64,
     pub dram_cycles: f64,
+    /// The DRAM time of the zero-filled rows charged in series (`tp_box_padding_serial`),
+    /// added to the overlap of `sm_cycles` and `dram_cycles`; their bytes are in
+    /// `padding_dram_bytes`.
+    pub padding_cycles: f64,
     pub total: f64,
 }
 
@@ -582,6 +586,9 @@ pub struct TileGrid {
     /// `box_padding_bytes` times `tp_box_padding_weight`: what the zero-filled rows cost
     /// in DRAM bytes.
     padding_dram_bytes: f64,
+    /// `box_padding_bytes` times `tp_box_padding_serial`: the zero-filled rows' bytes whose
+    /// DRAM time is added in series.
+    padding_serial_bytes: f64,
     /// A's and B's bytes, and whether together they fit in L2.
     ab_bytes: f64,
     ab_fit_l2: bool,
@@ -634,6 +641,7 @@ impl TileGrid {
         // "speedup" of the whole tile's bytes over the real rows' bytes.
         let masked = masked_rows_speedup(p, l, grid_m, grid_n, k);
         let l2_speedup = (share * masked != 1.0).then_some(share * masked);
+        let padding = box_padding_bytes(p, l, grid_m, grid_n);
         TileGrid {
             bm: l.bm,
             bn: l.bn,
@@ -646,7 +654,8 @@ impl TileGrid {
             l2_speedup,
             masked_speedup: masked,
             row_cycles: misaligned_row_cycles(p, l, k),
-            padding_dram_bytes: box_padding_bytes(p, l, grid_m, grid_n) * k.tp_box_padding_weight,
+            padding_dram_bytes: padding * k.tp_box_padding_weight,
+            padding_serial_bytes: padding * k.tp_box_padding_serial,
             ab_bytes,
             ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
             l2_resident: k.tp_l2_resident_inputs == 1.0
@@ -660,6 +669,19 @@ impl TileGrid {
             dram_row_share: dram_row_efficiency(l, k),
             max_neighbour_saving: neighbour_saving(l, grid_m, grid_n, None, k),
             gpc_saving: gpc_merge_saving(l, grid_m, grid_n, hw),
+        }
+    }
+}
+
+impl TileGrid {
+    /// The cycles the zero-filled rows charged in series add to a launch of this grid
+    /// (`tp_box_padding_serial`): their bytes at the DRAM rate, scaled as the DRAM term is;
+    /// 0 when A, B and C stay in L2 (`tp_l2_resident_inputs`).
+    fn padding_cycles(&self, k: &ModelConstants) -> f64 {
+        if self.l2_resident || self.padding_serial_bytes == 0.0 {
+            0.0
+        } else {
+            k.tp_dram_scale * self.padding_serial_bytes / self.dram_bw
         }
     }
 }
@@ -927,7 +949,7 @@ pub fn lower_bound(
         grid.ab_bytes / grid.dram_row_share + grid.output_bytes + grid.padding_dram_bytes
     };
     let dram = k.tp_dram_scale * dram_time_bytes / grid.dram_bw;
-    k.tp_time_scale * combine(&[sm, dram], k.tp_smooth_exponent)
+    k.tp_time_scale * (combine(&[sm, dram], k.tp_smooth_exponent) + grid.padding_cycles(k))
 }
 
 /// Whether the constants keep [`lower_bound`] a bound: positive time and DRAM scales, an
@@ -1112,10 +1134,8 @@ fn predict_on_counting<const WAIT: bool>(
     let (dram_bytes, padding_dram_bytes) = if grid.l2_resident {
         (0.0, 0.0)
     } else {
-        (
-            input_bytes + grid.output_bytes + grid.padding_dram_bytes,
-            grid.padding_dram_bytes,
-        )
+        let padding = grid.padding_dram_bytes + grid.padding_serial_bytes;
+        (input_bytes + grid.output_bytes + padding, padding)
     };
     // the rate A's and B's rows get is a share of the contiguous one; the bytes are the same
     let dram_time_bytes = if grid.l2_resident {
@@ -1124,6 +1144,7 @@ fn predict_on_counting<const WAIT: bool>(
         input_bytes / grid.dram_row_share + grid.output_bytes + grid.padding_dram_bytes
     };
     let dram_cycles = k.tp_dram_scale * dram_time_bytes / grid.dram_bw;
+    let padding_cycles = grid.padding_cycles(k);
 
     const NAMES: [&str; 5] = ["tensor", "smem", "l2", "warp", "pipeline"];
     let bound = (0..5)
@@ -1152,8 +1173,10 @@ fn predict_on_counting<const WAIT: bool>(
         dram_bytes,
         padding_dram_bytes,
         dram_cycles,
+        padding_cycles,
         total: k.tp_time_scale
             * (combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent)
+                + padding_cycles
                 + reduction_cycles(grid, runs, hw)),
     }
 }
@@ -1485,6 +1508,44 @@ mod tests {
             box_padding_bytes(&q, &l, 33, 3),
             ((pad_a + pad_b) * 7168 * 2) as f64
         );
+    }
+
+    #[test]
+    fn zero_filled_rows_charged_in_series_add_their_dram_time_after_the_overlap() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            ..ModelConstants::default()
+        };
+        let serial = ModelConstants {
+            tp_box_padding_serial: 1.0,
+            ..base
+        };
+        let at = |k: &ModelConstants, p: &Problem, l: &LaunchStatic| {
+            let hw = inputs(&doc, k);
+            predict(p, l, 8, &hw)
+        };
+        // 2048 x 544: 32 x 3 tiles of 64 x 256, the last tile column 224 rows past N.
+        let p = Problem::new(2048, 544, 7168, Dtype::Fp16).unwrap();
+        let l = launch(&cfg("64x256x64,w4,s4"), 1).with_whole_boxes(true);
+        let (b0, b1) = (at(&base, &p, &l), at(&serial, &p, &l));
+        let bytes = ((3 * 256 - 544) * 32 * 7168 * 2) as f64;
+        assert_eq!(b1.padding_dram_bytes, bytes);
+        assert_eq!(b1.dram_bytes - b0.dram_bytes, bytes);
+        // not in the DRAM term: after the overlap, at the DRAM rate the grid has
+        assert_eq!(
+            (b1.sm_cycles, b1.dram_cycles),
+            (b0.sm_cycles, b0.dram_cycles)
+        );
+        let dram_bw = doc.params.dram_perf_ratio * dram_bw_fraction(doc.params.dram_bw_coeff, 96);
+        assert!((b1.padding_cycles - bytes / dram_bw).abs() < 1e-6);
+        assert!((b1.total - b0.total - base.tp_time_scale * b1.padding_cycles).abs() < 1e-6);
+        // every row real (N = 768, the same grid), or masked loads: nothing added
+        let q = Problem::new(2048, 768, 7168, Dtype::Fp16).unwrap();
+        assert_eq!(at(&serial, &q, &l).padding_cycles, 0.0);
+        assert_eq!(at(&serial, &q, &l).total, at(&base, &q, &l).total);
+        let masked = launch(&cfg("64x256x64,w4,s4"), 1);
+        assert_eq!(at(&serial, &p, &masked).total, at(&base, &p, &masked).total);
     }
 
     #[test]

@@ -29,10 +29,16 @@ pub const FORMAT: &str = "origami-correction/1";
 /// fitted constants file it was fitted on top of (`Correction::constants_file`): the
 /// residual it learnt is that model's on that GPU. (The H100's, scored on the H200's sweeps
 /// with `origami-bench fit-correction --score`, lowered the picks there: docs/correction.md.)
-const EMBEDDED: [(&str, &str); 1] = [(
-    "calibrations/fitted/h100-hopper-correction.json",
-    include_str!("../../../../../calibrations/fitted/h100-hopper-correction.json"),
-)];
+const EMBEDDED: [(&str, &str); 2] = [
+    (
+        "calibrations/fitted/h100-hopper-correction.json",
+        include_str!("../../../../../calibrations/fitted/h100-hopper-correction.json"),
+    ),
+    (
+        "calibrations/fitted/h100-triton-tma-correction.json",
+        include_str!("../../../../../calibrations/fitted/h100-triton-tma-correction.json"),
+    ),
+];
 
 /// The embedded files, parsed once per process (`None`: a file that does not parse, which
 /// a test rules out).
@@ -489,7 +495,10 @@ mod tests {
         // fitted on the H100: not on the H200, whose picks it lowered
         assert!(!on("h200", "hopper", false));
         assert!(!on("h100-sxm", "hopper", true));
-        assert!(!on("h100-sxm", "triton-tma", false));
+        // the triton-tma family's, fitted on the H100 too (since 2026-11-28)
+        assert!(on("h100-sxm", "triton-tma", false));
+        assert!(!on("h200", "triton-tma", false));
+        assert!(!on("h100-sxm", "triton-tma", true));
         assert!(!on("h100-sxm", "origami", false));
         let c = Correction::for_resolution(
             "hopper",
