@@ -22,7 +22,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 def bad_input(why):
     """One line on stderr and exit 2, the project's code for bad input."""
-    print(f"picks_compare: {why}", file=sys.stderr)
+    name = os.path.splitext(os.path.basename(sys.argv[0]))[0] or "picks_compare"
+    print(f"{name}: {why}", file=sys.stderr)
     sys.exit(2)
 
 
