@@ -187,7 +187,8 @@ pub struct ThroughputBreakdown {
     pub memory_wait_cycles: Option<f64>,
     pub dram_bytes: f64,
     /// Of `dram_bytes`, those charged for the zero-filled rows of whole boxes
-    /// (`tp_box_padding_weight`): a time the copies take, not bytes DRAM moves.
+    /// (`tp_box_padding_weight` and `tp_box_padding_serial`): a time the copies take, not
+    /// bytes DRAM moves.
     pub padding_dram_bytes: f64,
     pub dram_cycles: f64,
     /// The DRAM time of the zero-filled rows charged in series (`tp_box_padding_serial`),
@@ -671,9 +672,7 @@ impl TileGrid {
             gpc_saving: gpc_merge_saving(l, grid_m, grid_n, hw),
         }
     }
-}
 
-impl TileGrid {
     /// The cycles the zero-filled rows charged in series add to a launch of this grid
     /// (`tp_box_padding_serial`): their bytes at the DRAM rate, scaled as the DRAM term is;
     /// 0 when A, B and C stay in L2 (`tp_l2_resident_inputs`).
@@ -929,7 +928,8 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// least A + B (compulsory, priced at their rows' share of the rate as the prediction
 /// prices them) plus C and the boxes' padding (nothing when they stay in L2:
 /// `tp_l2_resident_inputs`); the final p-norm grows with
-/// each of its terms. It needs the costs non-negative (`BlockCosts::bounded_below`) and
+/// each of its terms, and the padding charged in series (`tp_box_padding_serial`) is added
+/// after it as in the prediction. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
 pub fn lower_bound(
     grid: &TileGrid,
