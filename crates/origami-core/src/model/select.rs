@@ -1125,10 +1125,18 @@ impl<'a> Selector<'a> {
         let Some(corr) = &self.correction else {
             return;
         };
-        for sc in scores.iter_mut() {
-            let c = &self.tiles[sc.tile].feasible[sc.cfg].config;
-            let us = self.cycles_to_us(sc.model_cycles);
-            let t = sc.model_cycles * corr.factor(p, c, &self.gpu, us);
+        let launches: Vec<(&Config, f64)> = scores
+            .iter()
+            .map(|sc| {
+                (
+                    &self.tiles[sc.tile].feasible[sc.cfg].config,
+                    self.cycles_to_us(sc.model_cycles),
+                )
+            })
+            .collect();
+        let factors = corr.factors(p, &launches, &self.gpu);
+        for (sc, f) in scores.iter_mut().zip(factors) {
+            let t = sc.model_cycles * f;
             if usable(t) {
                 sc.cycles = t;
             }

@@ -176,6 +176,19 @@ impl Ensemble {
         acc
     }
 
+    /// [`Ensemble::predict`] of every row, tree by tree (each tree's nodes stay in cache
+    /// while all rows walk it); each row's sum is taken in the same order, so every value
+    /// is `predict`'s, bit for bit.
+    pub fn predict_rows<R: AsRef<[f64]>>(&self, rows: &[R]) -> Vec<f64> {
+        let mut acc = vec![self.base; rows.len()];
+        for tree in &self.trees {
+            for (a, x) in acc.iter_mut().zip(rows) {
+                *a += tree.predict(x.as_ref());
+            }
+        }
+        acc
+    }
+
     /// The least and greatest value `predict` can return: `base` plus the sum over the
     /// trees of their least (greatest) leaf value. The sums are taken in the same order as
     /// in `predict`, and rounding is monotone, so the bracket holds exactly in floating
