@@ -9,6 +9,10 @@
 base=${START_FILE:-results/h100/triton-tma/fit/h100-triton-tma-min-n.json}
 export TMA_BASE=$base
 
+# tma_hold: the knobs the neighbour-share refits hold (measured or hand-set, not fitted):
+# tma_neighbour_fit.sh's refits and tma_padding_fit.sh's check of them.
+tma_hold=tp_wgmma_min_n,tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
+
 # tma_four_reference: $work/four/configs.csv, each launch's median of its four timings: the
 # seed list (sweep-seed and seed-passes3) to fit on, the LLM list (sweep-llm and llm-passes3)
 # held out (scripts/triton/passes_reference.py).

@@ -24,7 +24,7 @@ smem_measured=127.9
 . scripts/triton/tma_fit_lib.sh   # sets $base (START_FILE)
 rm -rf "$work"
 tma_four_reference
-hold=tp_wgmma_min_n,tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
+hold=$tma_hold
 start() { # FILE SHARE_B SHARE_A SCALE_FROM: the committed file with the new values
   python3 - "$@" <<'PY'
 import json, os, sys

@@ -63,7 +63,7 @@ set -- $best
 echo "## chosen on the probe: $1 $2"
 cp "$work/$1-$2.json" "$out_file"
 echo "## the other constants refitted on the seed list with it (not written)"
-hold=tp_wgmma_min_n,tp_fragment_read_weight,tp_prologue_loads,tp_dram_scale,tp_l2_active_exponent
+hold=$tma_hold
 TRITONBLAS_HW_PARAMS=$out_file "$bench" refit --out "$work/four" --fit-set seed_shapes \
     --family triton-tma --gpu h100-sxm --rounds 6 --tau-weight 1 --hold "$hold" 2>&1 |
   grep -E '^(fit set|held out), after  |^moves:|^  [a-z_0-9]+ ' | sed 's/^/   /'

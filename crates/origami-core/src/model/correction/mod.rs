@@ -52,6 +52,16 @@ fn embedded() -> &'static [Option<Arc<Correction>>] {
     })
 }
 
+/// The factor of a learnt residual `r` (log measured over predicted): exp(r) with r held
+/// to [-20, 20], 1 where the ensemble gave no finite value.
+fn residual_factor(r: f64) -> f64 {
+    if r.is_finite() {
+        r.clamp(-20.0, 20.0).exp()
+    } else {
+        1.0
+    }
+}
+
 /// How a correction came to be, kept in its file for the record.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct FitRecord {
@@ -227,13 +237,10 @@ impl Correction {
     /// The factor the correction puts on the model's time of launch `c` on `p`, the model
     /// predicting `predicted_us`: exp of the learnt residual (a positive finite number).
     pub fn factor(&self, p: &Problem, c: &Config, gpu: &GpuDesc, predicted_us: f64) -> f64 {
-        let f = launch_features(p, c, gpu, predicted_us);
-        let r = self.ensemble.predict(&f);
-        if r.is_finite() {
-            r.clamp(-20.0, 20.0).exp()
-        } else {
-            1.0
-        }
+        residual_factor(
+            self.ensemble
+                .predict(&launch_features(p, c, gpu, predicted_us)),
+        )
     }
 
     /// [`Correction::factor`] of many launches of one problem at once (the same values,
@@ -247,13 +254,7 @@ impl Correction {
         self.ensemble
             .predict_rows(&rows)
             .into_iter()
-            .map(|r| {
-                if r.is_finite() {
-                    r.clamp(-20.0, 20.0).exp()
-                } else {
-                    1.0
-                }
-            })
+            .map(residual_factor)
             .collect()
     }
 
