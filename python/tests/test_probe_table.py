@@ -36,6 +36,14 @@ def test_configs_match_without_their_group_and_the_pick_is_marked():
     assert lines[2].rstrip().endswith("-")
 
 
+def test_of_a_config_timed_at_several_groups_the_fastest_is_shown():
+    mod = load()
+    rows = [row(1, "64x64x64,g4,w4,s3", 1.0, 3.0), row(1, "64x64x64,g8,w4,s3", 2.0, 2.0),
+            row(1, "64x64x64,g16,w4,s3", 3.0, 4.0)]
+    lines = mod.table(rows, "fp16", ["64x64x64,w4,s3"])
+    assert "2.00 /      2.00 " in lines[1]
+
+
 def test_a_missing_file_is_one_line_and_exit_1(tmp_path):
     r = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "none.csv"), "fp16", "a"],
                        capture_output=True, text=True)

@@ -2,7 +2,8 @@
 """A probe's launches side by side: for each shape of one input type, the fastest time
 measured and, for each config named, its measured / predicted time in microseconds (`*`
 marks the model's pick). Configs are matched without their GROUP_SIZE_M (`,gN`), which the
-model chooses per shape. Reads `origami-bench refit --predictions FILE`'s CSV (set, m, n, k,
+model chooses per shape; where a sweep timed a config at several, the fastest of them is shown
+(with its own prediction). Reads `origami-bench refit --predictions FILE`'s CSV (set, m, n, k,
 dtype, config, predicted_us, measured_us, picked).
 
 Usage: probe_table.py PREDICTIONS.csv DTYPE CONFIG[;CONFIG...]
@@ -25,8 +26,11 @@ def table(rows, dtype, configs):
         if r["dtype"] != dtype:
             continue
         shape = (int(r["m"]), int(r["n"]), int(r["k"]))
-        by_shape.setdefault(shape, {})[without_group(r["config"])] = (
-            float(r["measured_us"]), float(r["predicted_us"]), r["picked"] == "true")
+        launch = (float(r["measured_us"]), float(r["predicted_us"]), r["picked"] == "true")
+        launches = by_shape.setdefault(shape, {})
+        name = without_group(r["config"])
+        if name not in launches or launch[0] < launches[name][0]:
+            launches[name] = launch
     lines = ["shape                  best  " + " | ".join(f"{c:>21}" for c in configs)]
     for shape in sorted(by_shape):
         launches = by_shape[shape]
