@@ -126,10 +126,16 @@ pub enum EnergyCostsError {
 }
 
 /// Committed energy documents by preset name.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "h100-sxm",
-    include_str!("../../../../calibrations/energy/h100-sxm.json"),
-)];
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "h100-sxm",
+        include_str!("../../../../calibrations/energy/h100-sxm.json"),
+    ),
+    (
+        "h200",
+        include_str!("../../../../calibrations/energy/h200.json"),
+    ),
+];
 
 impl EnergyCosts {
     /// The costs in a calibration document's measurements (medians). A cost may be a
@@ -290,6 +296,19 @@ mod tests {
         );
         // a zero-filled byte costs less than one read from L2 (16.3 against 36.2 pJ)
         assert!(zero > 0.0 && zero < l2, "{c:?}");
+    }
+
+    #[test]
+    fn the_h200_has_costs_of_its_own_its_hbm3e_cheaper_per_byte() {
+        let h200 = EnergyCosts::embedded("h200").unwrap().unwrap();
+        let h100 = EnergyCosts::embedded("h100-sxm").unwrap().unwrap();
+        assert_eq!(h200.source, "calibrations/energy/h200.json");
+        assert_eq!(h200.power_limit_w, 700.0);
+        // measured 2026-11-28: DRAM beyond L2 69.2 pJ/B (TMA 78.0) against the H100's 91.0 (95.3)
+        assert!(h200.pj_per_dram_byte < h100.pj_per_dram_byte, "{h200:?}");
+        assert!(h200.pj_per_tma_dram_byte.unwrap() < h100.pj_per_tma_dram_byte.unwrap());
+        let by_name = EnergyCosts::resolve(None, "NVIDIA H200").unwrap();
+        assert_eq!(by_name.source, h200.source);
     }
 
     #[test]
