@@ -394,6 +394,12 @@ model_constants! {
     /// the DRAM term (0 = none; 1 = each byte at the DRAM rate, in series: what the H100
     /// padding probe measured, docs/triton-tma.md, "Zero-filled rows take their own time").
     tp_box_padding_serial: f64 = 0.0, Throughput, "bytes per byte", NON_NEGATIVE;
+    /// Throughput model: the share of a persistent program's last epilogue added after the
+    /// overlap of the SMs' and DRAM's times: the busiest program ends with it, nothing left
+    /// to hide behind; its store counts the tiles' real rows and columns (a descriptor store
+    /// clips the rest). 0 = overlapped like the others; 1 = in series (the H200 probes,
+    /// docs/triton-tma.md, "The last epilogue is exposed").
+    tp_exposed_epilogue: f64 = 0.0, Throughput, "share", NON_NEGATIVE;
     /// Throughput model: extra L2 cycles per 128 bytes of A and B boxes when their row
     /// pitch is a multiple of 16 bytes but not of 32 (kernels that load whole boxes; the
     /// H100 row-alignment probe).

@@ -21,7 +21,9 @@
 //!   `tp_smooth_exponent`); a block costs K iterations, the fill (`tp_prologue_loads` round
 //!   trips plus `tp_prologue_transfer` stages' bytes over the SM's L2 share), the epilogue
 //!   and its setup;
-//! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest);
+//! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest); a
+//!   persistent program's last epilogue can be taken out of the overlap below and added
+//!   after it (`tp_exposed_epilogue`);
 //! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
 //!   each round of resident blocks re-reads its group's A rows and B columns (A's and B's
 //!   bytes at the share of the DRAM rate rows of 32 or 64 bytes get:
@@ -195,6 +197,9 @@ pub struct ThroughputBreakdown {
     /// added to the overlap of `sm_cycles` and `dram_cycles`; their bytes are in
     /// `padding_dram_bytes`.
     pub padding_cycles: f64,
+    /// Of `sm_cycles`, the persistent program's last epilogue taken out of the overlap and
+    /// added after it (`tp_exposed_epilogue`; 0 otherwise).
+    pub exposed_epilogue_cycles: f64,
     pub total: f64,
 }
 
@@ -929,7 +934,8 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// prices them) plus C and the boxes' padding (nothing when they stay in L2:
 /// `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms, and the padding charged in series (`tp_box_padding_serial`) is added
-/// after it as in the prediction. It needs the costs non-negative (`BlockCosts::bounded_below`) and
+/// after it as in the prediction; the last epilogue the prediction moves out of the p-norm
+/// and adds after it (`tp_exposed_epilogue`) only lengthens it (Minkowski), so it is left out. It needs the costs non-negative (`BlockCosts::bounded_below`) and
 /// the constants of [`bound_holds`].
 pub fn lower_bound(
     grid: &TileGrid,
@@ -1118,6 +1124,16 @@ fn predict_on_counting<const WAIT: bool>(
         }
     }
 
+    // A persistent program's last epilogue (`tp_exposed_epilogue`): nothing follows it to
+    // overlap with; its store is the tiles' real share of C.
+    let exposed_epilogue_cycles = if l.persistent.is_some() && stream.is_none() && runs == 1 {
+        let real = (p.m * p.n) as f64 / (tiles * l.bm * l.bn).max(1) as f64;
+        (k.tp_exposed_epilogue * (costs.per_block - costs.fill_transfer) * real.min(1.0))
+            .clamp(0.0, sm_cycles.max(0.0))
+    } else {
+        0.0
+    };
+
     // DRAM: compulsory traffic, or per round of resident blocks the A rows and B columns
     // of its group when A and B do not fit in L2.
     let ab = grid.ab_bytes;
@@ -1174,8 +1190,12 @@ fn predict_on_counting<const WAIT: bool>(
         padding_dram_bytes,
         dram_cycles,
         padding_cycles,
+        exposed_epilogue_cycles,
         total: k.tp_time_scale
-            * (combine(&[sm_cycles, dram_cycles], k.tp_smooth_exponent)
+            * (combine(
+                &[sm_cycles - exposed_epilogue_cycles, dram_cycles],
+                k.tp_smooth_exponent,
+            ) + exposed_epilogue_cycles
                 + padding_cycles
                 + reduction_cycles(grid, runs, hw)),
     }
@@ -1546,6 +1566,58 @@ mod tests {
         assert_eq!(at(&serial, &q, &l).total, at(&base, &q, &l).total);
         let masked = launch(&cfg("64x256x64,w4,s4"), 1);
         assert_eq!(at(&serial, &p, &masked).total, at(&base, &p, &masked).total);
+    }
+
+    #[test]
+    fn a_persistent_programs_last_epilogue_is_added_after_the_overlap_for_its_real_rows() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_epilogue_cycles: 2000.0,
+            tp_prologue_transfer: 1.0,
+            tp_smooth_exponent: 4.0,
+            ..ModelConstants::default()
+        };
+        let exposed = ModelConstants {
+            tp_exposed_epilogue: 1.0,
+            ..base
+        };
+        let persistent = |c: &str| {
+            launch(&cfg(c), 1).with_persistent(Some(PersistentLoop {
+                overlapped_fill: true,
+                grouped_order: Some(8),
+            }))
+        };
+        let at = |k: &ModelConstants, p: &Problem, l: &LaunchStatic| {
+            let hw = inputs(&doc, k);
+            (predict(p, l, 8, &hw), BlockCosts::new(l, &hw))
+        };
+        // 128 x 24576 x 1536: 96 programs of one 128 x 256 tile, every row real
+        let p = Problem::new(128, 24576, 1536, Dtype::Fp16).unwrap();
+        let l = persistent("128x256x64,w8,s3");
+        let ((b0, _), (b1, costs)) = (at(&base, &p, &l), at(&exposed, &p, &l));
+        let epilogue = costs.per_block - costs.fill_transfer;
+        assert!((epilogue - 2000.0 * 8.0).abs() < 1e-9);
+        assert_eq!(b0.exposed_epilogue_cycles, 0.0);
+        assert!((b1.exposed_epilogue_cycles - epilogue).abs() < 1e-9);
+        assert_eq!(
+            (b1.sm_cycles, b1.dram_cycles),
+            (b0.sm_cycles, b0.dram_cycles)
+        );
+        let by_hand = combine(&[b1.sm_cycles - epilogue, b1.dram_cycles], 4.0) + epilogue;
+        assert!((b1.total - base.tp_time_scale * by_hand).abs() < 1e-6);
+        // out of a p-norm and added after it, a term can only lengthen the launch
+        assert!(b1.total > b0.total);
+        // 40 real rows of the 128: the store is their share of the tile
+        let q = Problem::new(40, 24576, 1536, Dtype::Fp16).unwrap();
+        let (b, _) = at(&exposed, &q, &l);
+        assert!((b.exposed_epilogue_cycles - epilogue * 40.0 / 128.0).abs() < 1e-9);
+        // a launch whose blocks are not a persistent program's: nothing exposed
+        let plain = launch(&cfg("128x256x64,w8,s3"), 1);
+        assert_eq!(
+            at(&exposed, &p, &plain).0.total,
+            at(&base, &p, &plain).0.total
+        );
     }
 
     #[test]

@@ -206,7 +206,7 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
             "  one iteration of the resident blocks: tensor {:.0}, smem {:.0}, L2 {:.0}, warp chain {:.0}, pipeline {:.0} cycles; bound: {}",
             t.iter_tensor, t.iter_smem, t.iter_l2, t.iter_warp, t.iter_pipeline, t.iter_bound
         );
-        let padding = if t.padding_cycles > 0.0 {
+        let mut padding = if t.padding_cycles > 0.0 {
             format!(
                 " + zero-filled box rows {:.0} cycles in series",
                 t.padding_cycles
@@ -214,6 +214,13 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
         } else {
             String::new()
         };
+        if t.exposed_epilogue_cycles > 0.0 {
+            let _ = write!(
+                padding,
+                " + the last epilogue {:.0} cycles in series (out of the SM's)",
+                t.exposed_epilogue_cycles
+            );
+        }
         let _ = writeln!(
             o,
             "  SM {:.0} cycles, DRAM {:.0} bytes = {:.0} cycles{}; x tp_time_scale {} = {:.0} cycles",
