@@ -5,17 +5,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "triton", "run_to_run.py")
-HEADER = "set,m,n,k,dtype,config,block_m,status,us\n"
-
-
-def run_folder(path, cublas_us, times):
-    """A tma_sweep.py-like folder: one held-out shape, cuBLAS twice, the configs' times."""
-    path.mkdir(parents=True)
-    rows = [f"llm_shapes,1000,576,7168,fp16,cublas_before,,ok,{cublas_us}",
-            f"llm_shapes,1000,576,7168,fp16,cublas_after,,ok,{cublas_us}"]
-    rows += [f'llm_shapes,1000,576,7168,fp16,"{c}",64,ok,{t}' for c, t in times.items()]
-    (path / "measurements.csv").write_text(HEADER + "\n".join(rows) + "\n")
-    return str(path)
+from _validation_runs import run_folder  # noqa: E402
 
 
 def held_out_line(stdout):
