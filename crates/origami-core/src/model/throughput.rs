@@ -935,8 +935,9 @@ fn reduction_cycles(grid: &TileGrid, runs: u64, hw: &ModelInputs<'_>) -> f64 {
 /// `tp_l2_resident_inputs`); the final p-norm grows with
 /// each of its terms, and the padding charged in series (`tp_box_padding_serial`) is added
 /// after it as in the prediction; the last epilogue the prediction moves out of the p-norm
-/// and adds after it (`tp_exposed_epilogue`) only lengthens it (Minkowski), so it is left out. It needs the costs non-negative (`BlockCosts::bounded_below`) and
-/// the constants of [`bound_holds`].
+/// and adds after it (`tp_exposed_epilogue`) only lengthens it (Minkowski), so it is left
+/// out. It needs the costs non-negative (`BlockCosts::bounded_below`) and the constants of
+/// [`bound_holds`].
 pub fn lower_bound(
     grid: &TileGrid,
     floor_core: f64,
@@ -1127,7 +1128,7 @@ fn predict_on_counting<const WAIT: bool>(
     // A persistent program's last epilogue (`tp_exposed_epilogue`): nothing follows it to
     // overlap with; its store is the tiles' real share of C.
     let exposed_epilogue_cycles = if l.persistent.is_some() && stream.is_none() && runs == 1 {
-        let real = (p.m * p.n) as f64 / (tiles * l.bm * l.bn).max(1) as f64;
+        let real = p.m as f64 * p.n as f64 / (tiles.max(1) as f64 * (l.bm * l.bn) as f64);
         (k.tp_exposed_epilogue * (costs.per_block - costs.fill_transfer) * real.min(1.0))
             .clamp(0.0, sm_cycles.max(0.0))
     } else {
