@@ -22,32 +22,16 @@ mkdir -p "$work"
 OUT_FILE=$work/padding.json scripts/triton/tma_padding_fit.sh >"$work/padding.txt"
 . scripts/triton/tma_fit_lib.sh
 tma_four_reference
-variant() { # OUT WEIGHT: the padding fit with tp_exposed_epilogue set
-  python3 - "$work/padding.json" "$@" <<'PY'
-import json, sys
-src, out, weight = sys.argv[1], sys.argv[2], float(sys.argv[3])
-d = json.load(open(src))
-d["constants"]["tp_exposed_epilogue"] = weight
-with open(out, "w") as f:  # the refit's own layout: two-space indent, a final newline
-    f.write(json.dumps(d, indent=2) + "\n")
-PY
-}
-probe() { # FILE RUN GPU DTYPE: "tau T rms R" of one probe
-  TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$2" --fit-set listed --family triton-tma \
-      --gpu "$3" --dtype "$4" --rounds 0 --predictions "$work/probe-pred.csv" 2>&1 |
-    grep -m1 '^fit set, before  ' | sed -E 's/.*tau mean ([0-9.]+).*/tau \1/' | tr '\n' ' '
-  python3 scripts/triton/probe_residuals.py "$work/probe-pred.csv"
-}
 echo "# scripts/triton/tma_epilogue_fit.sh: the exposed last epilogue, chosen on the H200 probes"
 declare -A tau rms
 for w in 0 0.5 1 1.5 2; do
-  variant "$work/w$w.json" "$w"
+  tma_variant "$work/padding.json" "$work/w$w.json" "tp_exposed_epilogue=$w"
   sum_tau=0
   sum_rms=0
   line=""
   for p in lockstep-probe lockstep-probe2; do
     for dt in fp16 bf16; do
-      s=$(probe "$work/w$w.json" "results/h200/triton-tma/$p/run" h200 "$dt")
+      s=$(tma_probe "$work/w$w.json" "results/h200/triton-tma/$p/run" h200 "$dt")
       line+=" $p/$dt $s;"
       sum_tau=$(echo "$s" | awk -v a="$sum_tau" '{print a + $2}')
       sum_rms=$(echo "$s" | awk -v a="$sum_rms" '{print a + $4}')
@@ -57,7 +41,7 @@ for w in 0 0.5 1 1.5 2; do
   rms[$w]=$(awk -v a="$sum_rms" 'BEGIN {printf "%.4f", a / 4}')
   echo "## W $w: H200 probes mean tau ${tau[$w]} rms ${rms[$w]} (${line% ;})"
   for p in padding-probe padding-probe2; do
-    echo "   H100 $p fp16: $(probe "$work/w$w.json" "results/h100/triton-tma/$p/run" h100-sxm fp16)"
+    echo "   H100 $p fp16: $(tma_probe "$work/w$w.json" "results/h100/triton-tma/$p/run" h100-sxm fp16)"
   done
   tma_score "$work/w$w.json" "W $w" | grep -v oracle | sed 's/^/   /'
   tma_score "$work/w$w.json" "W $w, bf16" --dtype bf16 | grep -v oracle | sed 's/^/   /'

@@ -50,3 +50,27 @@ tma_score() {
 tma_seed_tau() {
     echo "$1" | grep '^fit set' | sed -E 's/.*tau mean ([0-9.]+).*/\1/'
 }
+
+# tma_variant SRC OUT NAME=VALUE...: SRC's constants with those set (in the order given),
+# written to OUT in the refit's own layout (two-space indent, a final newline).
+tma_variant() {
+    python3 - "$@" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+d = json.load(open(src))
+for setting in sys.argv[3:]:
+    name, value = setting.split("=")
+    d["constants"][name] = float(value)
+with open(out, "w") as f:
+    f.write(json.dumps(d, indent=2) + "\n")
+PY
+}
+
+# tma_probe FILE RUN GPU DTYPE: "tau T rms R" of FILE's constants on a probe's sweep RUN (its
+# Kendall tau, then the RMS of its per-shape log residuals, scripts/triton/probe_residuals.py).
+tma_probe() {
+    TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$2" --fit-set listed --family triton-tma \
+        --gpu "$3" --dtype "$4" --rounds 0 --predictions "$work/probe-pred.csv" 2>&1 |
+        grep -m1 '^fit set, before  ' | sed -E 's/.*tau mean ([0-9.]+).*/tau \1/' | tr '\n' ' '
+    python3 scripts/triton/probe_residuals.py "$work/probe-pred.csv"
+}

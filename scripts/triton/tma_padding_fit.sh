@@ -27,29 +27,15 @@ mkdir -p "$work"
 OUT_FILE=$work/neighbour.json scripts/triton/tma_neighbour_fit.sh >"$work/neighbour.txt"
 . scripts/triton/tma_fit_lib.sh
 tma_four_reference
-variant() { # OUT WEIGHT SERIAL: the neighbour fit with the two padding charges set
-  python3 - "$work/neighbour.json" "$@" <<'PY'
-import json, sys
-src, out, weight, serial = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-d = json.load(open(src))
-d["constants"].update({"tp_box_padding_weight": weight, "tp_box_padding_serial": serial})
-with open(out, "w") as f:  # the refit's own layout: two-space indent, a final newline
-    f.write(json.dumps(d, indent=2) + "\n")
-PY
-}
-probe_score() { # FILE: "tau T rms R" on the probe
-  TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$probe_run" --fit-set listed --family triton-tma \
-      --gpu h100-sxm --rounds 0 --predictions "$work/probe-pred.csv" 2>&1 |
-    grep -m1 '^fit set, before  ' | sed -E 's/.*tau mean ([0-9.]+).*/tau \1/' | tr '\n' ' '
-  python3 scripts/triton/probe_residuals.py "$work/probe-pred.csv"
-}
 echo "# scripts/triton/tma_padding_fit.sh: the zero-filled rows' charge, chosen on the padding probe"
 best=""
 best_key=""
 for form in inside series; do
   for w in 0.5 1 1.5; do
-    if [[ $form == inside ]]; then variant "$work/$form-$w.json" "$w" 0; else variant "$work/$form-$w.json" 0 "$w"; fi
-    score=$(probe_score "$work/$form-$w.json")
+    if [[ $form == inside ]]; then weight=$w serial=0; else weight=0 serial=$w; fi
+    tma_variant "$work/neighbour.json" "$work/$form-$w.json" \
+        "tp_box_padding_weight=$weight" "tp_box_padding_serial=$serial"
+    score=$(tma_probe "$work/$form-$w.json" "$probe_run" h100-sxm fp16)
     echo "## $form $w: probe $score"
     tma_score "$work/$form-$w.json" "$form $w" | sed 's/^/   /'
     key=$(echo "$score" | awk '{printf "%.4f %.4f", $2, -$4}')

@@ -340,6 +340,11 @@ impl BlockCosts {
         }
     }
 
+    /// A block's epilogue: its per-block cost less the fill's stage transfers.
+    fn epilogue(&self) -> f64 {
+        self.per_block - self.fill_transfer
+    }
+
     /// Whether every cost is a finite number at least 0 and each part at most its whole
     /// (then an L2 speedup leaves every cost at least 0: [`lower_bound`] holds).
     pub fn bounded_below(&self) -> bool {
@@ -890,7 +895,7 @@ impl TileGrid {
 /// epilogues, its own partial tile written (an epilogue in fp32: twice a 16-bit tile's
 /// bytes) and the contributors' partial tiles read at its L2 rate.
 fn stream_cycles(share: &StreamShare, l: &LaunchStatic, costs: &BlockCosts) -> f64 {
-    let epilogue = costs.per_block - costs.fill_transfer;
+    let epilogue = costs.epilogue();
     let extra_segments = share.segments.saturating_sub(1) as f64 * costs.per_block;
     if share.aligned {
         return extra_segments;
@@ -1070,7 +1075,7 @@ fn predict_on_counting<const WAIT: bool>(
     if runs > 1 {
         // a run's epilogue writes its fp32 partial tile: twice a 16-bit C tile's bytes
         let mut c = adjusted.unwrap_or(*costs);
-        c.per_block += c.per_block - c.fill_transfer;
+        c.per_block += c.epilogue();
         adjusted = Some(c);
     }
     let costs = adjusted.as_ref().unwrap_or(costs);
@@ -1127,13 +1132,14 @@ fn predict_on_counting<const WAIT: bool>(
 
     // A persistent program's last epilogue (`tp_exposed_epilogue`): nothing follows it to
     // overlap with; its store is the tiles' real share of C.
-    let exposed_epilogue_cycles = if l.persistent.is_some() && stream.is_none() && runs == 1 {
-        let real = p.m as f64 * p.n as f64 / (tiles.max(1) as f64 * (l.bm * l.bn) as f64);
-        (k.tp_exposed_epilogue * (costs.per_block - costs.fill_transfer) * real.min(1.0))
-            .clamp(0.0, sm_cycles.max(0.0))
-    } else {
-        0.0
-    };
+    let exposed_epilogue_cycles =
+        if k.tp_exposed_epilogue > 0.0 && l.persistent.is_some() && stream.is_none() && runs == 1 {
+            let real = p.m as f64 * p.n as f64 / (tiles.max(1) as f64 * (l.bm * l.bn) as f64);
+            (k.tp_exposed_epilogue * costs.epilogue() * real.min(1.0))
+                .clamp(0.0, sm_cycles.max(0.0))
+        } else {
+            0.0
+        };
 
     // DRAM: compulsory traffic, or per round of resident blocks the A rows and B columns
     // of its group when A and B do not fit in L2.
@@ -1597,7 +1603,7 @@ mod tests {
         let p = Problem::new(128, 24576, 1536, Dtype::Fp16).unwrap();
         let l = persistent("128x256x64,w8,s3");
         let ((b0, _), (b1, costs)) = (at(&base, &p, &l), at(&exposed, &p, &l));
-        let epilogue = costs.per_block - costs.fill_transfer;
+        let epilogue = costs.epilogue();
         assert!((epilogue - 2000.0 * 8.0).abs() < 1e-9);
         assert_eq!(b0.exposed_epilogue_cycles, 0.0);
         assert!((b1.exposed_epilogue_cycles - epilogue).abs() < 1e-9);

@@ -206,17 +206,18 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
             "  one iteration of the resident blocks: tensor {:.0}, smem {:.0}, L2 {:.0}, warp chain {:.0}, pipeline {:.0} cycles; bound: {}",
             t.iter_tensor, t.iter_smem, t.iter_l2, t.iter_warp, t.iter_pipeline, t.iter_bound
         );
-        let mut padding = if t.padding_cycles > 0.0 {
-            format!(
+        // the terms added after the overlap of the SM's and DRAM's cycles
+        let mut in_series = String::new();
+        if t.padding_cycles > 0.0 {
+            let _ = write!(
+                in_series,
                 " + zero-filled box rows {:.0} cycles in series",
                 t.padding_cycles
-            )
-        } else {
-            String::new()
-        };
+            );
+        }
         if t.exposed_epilogue_cycles > 0.0 {
             let _ = write!(
-                padding,
+                in_series,
                 " + the last epilogue {:.0} cycles in series (out of the SM's)",
                 t.exposed_epilogue_cycles
             );
@@ -224,7 +225,7 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
         let _ = writeln!(
             o,
             "  SM {:.0} cycles, DRAM {:.0} bytes = {:.0} cycles{}; x tp_time_scale {} = {:.0} cycles",
-            t.sm_cycles, t.dram_bytes, t.dram_cycles, padding, k.tp_time_scale, t.total
+            t.sm_cycles, t.dram_bytes, t.dram_cycles, in_series, k.tp_time_scale, t.total
         );
         if let Some(c) = s.correction() {
             let model = sel.pick.model_us * s.gpu.sm_clock_mhz;
