@@ -44,10 +44,10 @@ def test_of_a_config_timed_at_several_groups_the_fastest_is_shown():
     assert "2.00 /      2.00 " in lines[1]
 
 
-def test_a_missing_file_is_one_line_and_exit_1(tmp_path):
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path):
     r = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "none.csv"), "fp16", "a"],
                        capture_output=True, text=True)
-    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "probe_table.py" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "probe_table.py" in r.stderr
 
 
 def test_wrong_arguments_print_usage_and_exit_2():

@@ -57,7 +57,7 @@ def main(argv):
         lines = table(rows, argv[2], [c for c in argv[3].split(";") if c])
     except (OSError, KeyError, ValueError) as e:
         print(f"probe_table.py: {argv[1]}: {e}", file=sys.stderr)
-        return 1
+        return 2
     print("\n".join(lines))
     return 0
 
