@@ -9,8 +9,7 @@
 # mean Kendall tau is not below W = 0's (the term must not rank worse). The H100's padding
 # probes, the seed list (fit set) and the LLM list (held out; four timings) are printed
 # beside, never used to choose. The chosen weight is written to $OUT_FILE (default
-# target/tma-epilogue/h100-triton-tma.json); since 2026-11-28 that file is the embedded
-# calibrations/fitted/h100-triton-tma.json.
+# target/tma-epilogue/h100-triton-tma.json); scripts/triton/tma_edge_fit.sh starts from it.
 # Usage: scripts/triton/tma_epilogue_fit.sh   (after cargo build --release; about 3 min)
 set -euo pipefail
 bench=target/release/origami-bench

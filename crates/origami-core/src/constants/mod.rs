@@ -400,6 +400,13 @@ model_constants! {
     /// clips the rest). 0 = overlapped like the others; 1 = in series (the H200 probes,
     /// docs/triton-tma.md, "The last epilogue is exposed").
     tp_exposed_epilogue: f64 = 0.0, Throughput, "share", NON_NEGATIVE;
+    /// Throughput model: what a zero-filled row of a tensor-descriptor box costs a
+    /// persistent program's copies against a real row's L2 time, in the tiles at M's and N's
+    /// edges (kernels that load whole boxes). At most 1 = no dearer (none); above 1 an edge
+    /// tile's K step prices its boxes' rows as real rows plus this many per zero-filled row,
+    /// and the program that runs it ends later by what that adds (the H200 tile-pair probe,
+    /// docs/triton-tma.md, "Edge tiles copy their zero-filled rows").
+    tp_zero_row_copy_weight: f64 = 0.0, Throughput, "rows per row", NON_NEGATIVE;
     /// Throughput model: extra L2 cycles per 128 bytes of A and B boxes when their row
     /// pitch is a multiple of 16 bytes but not of 32 (kernels that load whole boxes; the
     /// H100 row-alignment probe).

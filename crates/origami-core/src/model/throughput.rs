@@ -23,7 +23,8 @@
 //!   and its setup;
 //! - an SM runs ceil(tiles / SMs) blocks, `o` at a time (the last round with the rest); a
 //!   persistent program's last epilogue can be taken out of the overlap below and added
-//!   after it (`tp_exposed_epilogue`);
+//!   after it (`tp_exposed_epilogue`), and the tiles at M's and N's edges, whose boxes hold
+//!   zero-filled rows, can lengthen the programs that run them (`tp_zero_row_copy_weight`);
 //! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
 //!   each round of resident blocks re-reads its group's A rows and B columns (A's and B's
 //!   bytes at the share of the DRAM rate rows of 32 or 64 bytes get:
@@ -200,6 +201,10 @@ pub struct ThroughputBreakdown {
     /// Of `sm_cycles`, the persistent program's last epilogue taken out of the overlap and
     /// added after it (`tp_exposed_epilogue`; 0 otherwise).
     pub exposed_epilogue_cycles: f64,
+    /// Of `sm_cycles`, what the tiles at M's and N's edges add to the busiest program: their
+    /// zero-filled box rows copied at `tp_zero_row_copy_weight` real rows each
+    /// ([`edge_tile_cycles`]; 0 otherwise).
+    pub edge_tile_cycles: f64,
     pub total: f64,
 }
 
@@ -695,6 +700,106 @@ impl TileGrid {
     }
 }
 
+/// The tile id of tile row `pm` and column `pn` in the grouped order of the persistent
+/// kernels (`_tile_coords` in python/origami_gemm/kernels/triton_tma.py): GROUP_SIZE_M rows
+/// at a time, M fastest inside a group, the last group with the rows left.
+fn grouped_tile_id(pm: u64, pn: u64, grid_m: u64, grid_n: u64, group_m: u64) -> u64 {
+    let g = group_m.max(1);
+    let first = pm / g * g;
+    let rows = (grid_m - first).min(g);
+    first * grid_n + pn * rows + (pm - first)
+}
+
+/// `tp_zero_row_copy_weight` (w > 1): what the tiles at M's and N's edges add to the busiest
+/// persistent program. An edge tile's boxes hold zero-filled rows (past M in A's box, past N
+/// in B's); the copy engine writes them without reading memory, yet on the H200 tile-pair
+/// probe a 128x128 tile with 120 of its 128 A rows past M slowed its program where 128x256
+/// and 64x256 tiles with as many or more zero rows did not: the zero rows cost the copies
+/// more than the real rows they replace, which shows only where a K step has little else to
+/// hide them behind. So an edge tile's K step is priced with its boxes' L2 time scaled by
+/// (BM + BN + (w - 1) x zero rows) / (BM + BN) (`BlockCosts::with_l2_speedup`), each edge
+/// tile adds K x (that step - a full tile's `it`) to the program that runs it (tile t on
+/// program t mod programs, in the grouped order), and the launch grows by the most any
+/// program then exceeds the busiest count of full tiles (`tile` cycles each). 0 when w <= 1,
+/// for loads that are not whole boxes, and for a grid without edge rows.
+#[allow(clippy::too_many_arguments)]
+fn edge_tile_cycles(
+    p: &Problem,
+    l: &LaunchStatic,
+    grid: &TileGrid,
+    group_m: u32,
+    sms: u64,
+    costs: &BlockCosts,
+    it: f64,
+    tile: f64,
+    k: &ModelConstants,
+) -> f64 {
+    let w = k.tp_zero_row_copy_weight;
+    if w <= 1.0 || !l.whole_boxes || grid.tiles == 0 {
+        return 0.0;
+    }
+    let (gm, gn) = (grid.grid_m, grid.grid_n);
+    let pad_a = (gm * l.bm).saturating_sub(p.m);
+    let pad_b = (gn * l.bn).saturating_sub(p.n);
+    if pad_a == 0 && pad_b == 0 {
+        return 0.0;
+    }
+    let rows = (l.bm + l.bn) as f64;
+    let extra = |zero_rows: u64| -> f64 {
+        if zero_rows == 0 {
+            return 0.0;
+        }
+        let ratio = 1.0 + (w - 1.0) * zero_rows as f64 / rows;
+        let step = combine(
+            &costs.with_l2_speedup(1.0 / ratio).iteration(1.0),
+            k.tp_smooth_exponent,
+        );
+        (grid.k_iters as f64 * (step - it)).max(0.0)
+    };
+    let (extra_a, extra_b) = (extra(pad_a), extra(pad_b));
+    let extra_ab = if pad_a > 0 && pad_b > 0 {
+        extra(pad_a + pad_b)
+    } else {
+        0.0
+    };
+    if extra_a == 0.0 && extra_b == 0.0 && extra_ab == 0.0 {
+        return 0.0;
+    }
+    let programs = grid.tiles.min(sms).max(1);
+    // on the stack for the GPUs there are (up to 256 SMs), on the heap beyond
+    let mut stack = [0.0; 256];
+    let mut heap = Vec::new();
+    let per_program: &mut [f64] = if programs <= 256 {
+        &mut stack[..programs as usize]
+    } else {
+        heap.resize(programs as usize, 0.0);
+        &mut heap
+    };
+    let group = u64::from(group_m);
+    let mut add = |pm: u64, pn: u64, cycles: f64| {
+        per_program[(grouped_tile_id(pm, pn, gm, gn, group) % programs) as usize] += cycles;
+    };
+    if pad_a > 0 {
+        for pn in 0..gn {
+            let corner = pad_b > 0 && pn + 1 == gn;
+            add(gm - 1, pn, if corner { extra_ab } else { extra_a });
+        }
+    }
+    if pad_b > 0 {
+        let rows_b = if pad_a > 0 { gm - 1 } else { gm };
+        for pm in 0..rows_b {
+            add(pm, gn - 1, extra_b);
+        }
+    }
+    // programs below `last` run the busiest count of tiles, the others one fewer
+    let last = grid.tiles - (grid.busiest - 1) * programs;
+    per_program
+        .iter()
+        .enumerate()
+        .map(|(i, c)| if (i as u64) < last { *c } else { c - tile })
+        .fold(0.0, f64::max)
+}
+
 /// (K iterations per run, runs) of a split-K factor over `k_iters` K iterations, as the
 /// kernel cuts them (csrc/hopper_gemm.cu): runs of ceil(k_iters / split) iterations, so
 /// that every run is non-empty (8 iterations split 3 ways: runs of 3, 3 and 2; 4 split 3
@@ -1101,6 +1206,7 @@ fn predict_on_counting<const WAIT: bool>(
         (busiest / o, busiest % o)
     };
     let mut sm_cycles = 0.0;
+    let mut edge_cycles = 0.0;
     // The terms of the largest round (reported in the breakdown).
     let mut terms = [0.0; 5];
     if let Some(pl) = l.persistent {
@@ -1110,7 +1216,12 @@ fn predict_on_counting<const WAIT: bool>(
         let (it, wait) = iteration(&terms);
         let fills = if pl.overlapped_fill { 1 } else { busiest };
         memory_wait_cycles = busiest as f64 * k_iters as f64 * wait + fills as f64 * costs.fill;
-        sm_cycles = busiest as f64 * (k_iters as f64 * it + costs.per_block)
+        let tile = k_iters as f64 * it + costs.per_block;
+        if stream.is_none() && runs == 1 && !l.cluster {
+            edge_cycles = edge_tile_cycles(p, l, grid, group_m, sms, costs, it, tile, k);
+        }
+        sm_cycles = busiest as f64 * tile
+            + edge_cycles
             + fills as f64 * costs.fill
             + (costs.fixed - costs.fill)
             + stream.map_or(0.0, |s| stream_cycles(&s, l, costs));
@@ -1198,6 +1309,7 @@ fn predict_on_counting<const WAIT: bool>(
         dram_cycles,
         padding_cycles,
         exposed_epilogue_cycles,
+        edge_tile_cycles: edge_cycles,
         total: k.tp_time_scale
             * (combine(
                 &[sm_cycles - exposed_epilogue_cycles, dram_cycles],
@@ -1624,6 +1736,79 @@ mod tests {
         assert_eq!(
             at(&exposed, &p, &plain).0.total,
             at(&base, &p, &plain).0.total
+        );
+    }
+
+    #[test]
+    fn the_grouped_tile_id_inverts_the_kernels_tile_coordinates() {
+        // _tile_coords in python/origami_gemm/kernels/triton_tma.py, for every tile id
+        for (grid_m, grid_n, group) in [(5, 3, 2), (33, 12, 8), (1, 7, 8), (9, 4, 1), (8, 5, 8)] {
+            for id in 0..grid_m * grid_n {
+                let per_group = group * grid_n;
+                let first = id / per_group * group;
+                let rows = (grid_m - first).min(group);
+                let in_group = id % per_group;
+                let (pm, pn) = (first + in_group % rows, in_group / rows);
+                assert_eq!(grouped_tile_id(pm, pn, grid_m, grid_n, group), id);
+            }
+        }
+    }
+
+    #[test]
+    fn edge_tiles_with_zero_filled_rows_lengthen_the_programs_that_run_them() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_smooth_exponent: 4.0,
+            ..ModelConstants::default()
+        };
+        let weighted = |w: f64| ModelConstants {
+            tp_zero_row_copy_weight: w,
+            ..base
+        };
+        let l = launch(&cfg("128x128x64,w4,s5"), 1)
+            .with_whole_boxes(true)
+            .with_persistent(Some(PersistentLoop {
+                overlapped_fill: true,
+                grouped_order: Some(8),
+            }));
+        let at = |k: &ModelConstants, m: u64, n: u64| {
+            let p = Problem::new(m, n, 7168, Dtype::Fp16).unwrap();
+            predict(&p, &l, 8, &inputs(&doc, k))
+        };
+        let step = |k: &ModelConstants, zero_rows: f64| {
+            let costs = BlockCosts::new(&l, &inputs(&doc, k));
+            let ratio = 1.0 + (k.tp_zero_row_copy_weight - 1.0) * zero_rows / 256.0;
+            combine(
+                &costs.with_l2_speedup(1.0 / ratio).iteration(1.0),
+                k.tp_smooth_exponent,
+            )
+        };
+        let k = weighted(1.75);
+        // 4104 x 1536: 33 x 12 = 396 tiles, 3 on every one of 132 programs; the last tile
+        // row (120 of its 128 rows past M) runs on programs 120-131, one tile each
+        let edge = at(&k, 4104, 1536);
+        let delta = 112.0 * (step(&k, 120.0) - step(&k, 0.0));
+        assert!(delta > 0.0);
+        assert!((edge.edge_tile_cycles - delta).abs() < 1e-6 * delta);
+        let off = at(&base, 4104, 1536);
+        assert_eq!(off.edge_tile_cycles, 0.0);
+        assert!((edge.sm_cycles - off.sm_cycles - delta).abs() < 1e-6 * delta);
+        assert!(edge.total > off.total);
+        // a weight of at most one row, or a grid without rows past M or N: nothing
+        assert_eq!(at(&weighted(1.0), 4104, 1536).edge_tile_cycles, 0.0);
+        assert_eq!(at(&k, 4096, 1536).edge_tile_cycles, 0.0);
+        // 130 x 12800: 2 x 100 tiles in one group, the odd ids are the last row's; program 1
+        // runs tiles 1 and 133, both at the edge, and pays for both
+        let two = at(&k, 130, 12800);
+        let delta2 = 112.0 * (step(&k, 126.0) - step(&k, 0.0));
+        assert!((two.edge_tile_cycles - 2.0 * delta2).abs() < 1e-6 * delta2);
+        // loads that are not whole boxes zero-fill nothing
+        let masked = launch(&cfg("128x128x64,w4,s5"), 1).with_persistent(l.persistent);
+        let p = Problem::new(4104, 1536, 7168, Dtype::Fp16).unwrap();
+        assert_eq!(
+            predict(&p, &masked, 8, &inputs(&doc, &k)).edge_tile_cycles,
+            0.0
         );
     }
 

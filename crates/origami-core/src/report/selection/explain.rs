@@ -206,6 +206,13 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
             "  one iteration of the resident blocks: tensor {:.0}, smem {:.0}, L2 {:.0}, warp chain {:.0}, pipeline {:.0} cycles; bound: {}",
             t.iter_tensor, t.iter_smem, t.iter_l2, t.iter_warp, t.iter_pipeline, t.iter_bound
         );
+        if t.edge_tile_cycles > 0.0 {
+            let _ = writeln!(
+                o,
+                "  the tiles at M's and N's edges copy their zero-filled rows at tp_zero_row_copy_weight {} real rows: +{:.0} cycles to the busiest program (in the SM's)",
+                k.tp_zero_row_copy_weight, t.edge_tile_cycles
+            );
+        }
         // the terms added after the overlap of the SM's and DRAM's cycles
         let mut in_series = String::new();
         if t.padding_cycles > 0.0 {
