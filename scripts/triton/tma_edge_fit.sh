@@ -15,43 +15,27 @@
 # Usage: scripts/triton/tma_edge_fit.sh   (after cargo build --release; about 4 min)
 set -euo pipefail
 bench=target/release/origami-bench
-[[ -x $bench ]] || { echo "tma_edge_fit.sh: no $bench (cargo build --release)" >&2; exit 2; }
 work=target/tma-edge
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
-rm -rf "$work"
-mkdir -p "$work"
-OUT_FILE=$work/epilogue.json scripts/triton/tma_epilogue_fit.sh >"$work/epilogue.txt"
 . scripts/triton/tma_fit_lib.sh
-tma_four_reference
+tma_chain tma_edge_fit.sh scripts/triton/tma_epilogue_fit.sh epilogue.json
 probes=(
-  "results/h200/triton-tma/tile-pair-probe/run h200 fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 bf16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 fp16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 bf16"
-  "results/h100/triton-tma/padding-probe/run h100-sxm fp16"
-  "results/h100/triton-tma/padding-probe2/run h100-sxm fp16"
+  "results/h200/triton-tma/tile-pair-probe/run h200 fp16 tile-pair-probe/h200/fp16"
+  "results/h200/triton-tma/lockstep-probe/run h200 fp16 lockstep-probe/h200/fp16"
+  "results/h200/triton-tma/lockstep-probe/run h200 bf16 lockstep-probe/h200/bf16"
+  "results/h200/triton-tma/lockstep-probe2/run h200 fp16 lockstep-probe2/h200/fp16"
+  "results/h200/triton-tma/lockstep-probe2/run h200 bf16 lockstep-probe2/h200/bf16"
+  "results/h100/triton-tma/padding-probe/run h100-sxm fp16 padding-probe/h100-sxm/fp16"
+  "results/h100/triton-tma/padding-probe2/run h100-sxm fp16 padding-probe2/h100-sxm/fp16"
 )
 echo "# scripts/triton/tma_edge_fit.sh: zero-filled rows in the edge tiles' copies, chosen on the probes"
 declare -A tau rms
 weights=(1 1.25 1.5 1.75 2 2.5 3)
 for w in "${weights[@]}"; do
   tma_variant "$work/epilogue.json" "$work/w$w.json" "tp_zero_row_copy_weight=$w"
-  sum_tau=0
-  sum_rms=0
-  line=""
-  for spec in "${probes[@]}"; do
-    read -r run gpu dt <<<"$spec"
-    s=$(tma_probe "$work/w$w.json" "$run" "$gpu" "$dt")
-    line+=" $(basename "$(dirname "$run")")/$gpu/$dt $s;"
-    sum_tau=$(echo "$s" | awk -v a="$sum_tau" '{print a + $2}')
-    sum_rms=$(echo "$s" | awk -v a="$sum_rms" '{print a + $4}')
-  done
-  tau[$w]=$(awk -v a="$sum_tau" -v n=${#probes[@]} 'BEGIN {printf "%.4f", a / n}')
-  rms[$w]=$(awk -v a="$sum_rms" -v n=${#probes[@]} 'BEGIN {printf "%.4f", a / n}')
-  echo "## W $w: probes mean tau ${tau[$w]} rms ${rms[$w]} (${line% ;})"
-  tma_score "$work/w$w.json" "W $w" | grep -v oracle | sed 's/^/   /'
-  tma_score "$work/w$w.json" "W $w, bf16" --dtype bf16 | grep -v oracle | sed 's/^/   /'
+  read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
+  echo "## W $w: probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
+  tma_score_lists "$work/w$w.json" "W $w"
 done
 best=1
 for w in "${weights[@]:1}"; do
@@ -60,6 +44,4 @@ for w in "${weights[@]:1}"; do
     best=$w
   fi
 done
-echo "## chosen on the probes: W $best"
-cp "$work/w$best.json" "$out_file"
-echo "## written: $out_file"
+tma_write_choice "$best"

@@ -13,37 +13,24 @@
 # Usage: scripts/triton/tma_epilogue_fit.sh   (after cargo build --release; about 3 min)
 set -euo pipefail
 bench=target/release/origami-bench
-[[ -x $bench ]] || { echo "tma_epilogue_fit.sh: no $bench (cargo build --release)" >&2; exit 2; }
 work=target/tma-epilogue
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
-rm -rf "$work"
-mkdir -p "$work"
-OUT_FILE=$work/padding.json scripts/triton/tma_padding_fit.sh >"$work/padding.txt"
 . scripts/triton/tma_fit_lib.sh
-tma_four_reference
+tma_chain tma_epilogue_fit.sh scripts/triton/tma_padding_fit.sh padding.json
+probes=()
+for p in lockstep-probe lockstep-probe2; do
+  for dt in fp16 bf16; do probes+=("results/h200/triton-tma/$p/run h200 $dt $p/$dt"); done
+done
 echo "# scripts/triton/tma_epilogue_fit.sh: the exposed last epilogue, chosen on the H200 probes"
 declare -A tau rms
 for w in 0 0.5 1 1.5 2; do
   tma_variant "$work/padding.json" "$work/w$w.json" "tp_exposed_epilogue=$w"
-  sum_tau=0
-  sum_rms=0
-  line=""
-  for p in lockstep-probe lockstep-probe2; do
-    for dt in fp16 bf16; do
-      s=$(tma_probe "$work/w$w.json" "results/h200/triton-tma/$p/run" h200 "$dt")
-      line+=" $p/$dt $s;"
-      sum_tau=$(echo "$s" | awk -v a="$sum_tau" '{print a + $2}')
-      sum_rms=$(echo "$s" | awk -v a="$sum_rms" '{print a + $4}')
-    done
-  done
-  tau[$w]=$(awk -v a="$sum_tau" 'BEGIN {printf "%.4f", a / 4}')
-  rms[$w]=$(awk -v a="$sum_rms" 'BEGIN {printf "%.4f", a / 4}')
-  echo "## W $w: H200 probes mean tau ${tau[$w]} rms ${rms[$w]} (${line% ;})"
+  read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
+  echo "## W $w: H200 probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
   for p in padding-probe padding-probe2; do
     echo "   H100 $p fp16: $(tma_probe "$work/w$w.json" "results/h100/triton-tma/$p/run" h100-sxm fp16)"
   done
-  tma_score "$work/w$w.json" "W $w" | grep -v oracle | sed 's/^/   /'
-  tma_score "$work/w$w.json" "W $w, bf16" --dtype bf16 | grep -v oracle | sed 's/^/   /'
+  tma_score_lists "$work/w$w.json" "W $w"
 done
 best=0
 for w in 0.5 1 1.5 2; do
@@ -52,6 +39,4 @@ for w in 0.5 1 1.5 2; do
     best=$w
   fi
 done
-echo "## chosen on the probes: W $best"
-cp "$work/w$best.json" "$out_file"
-echo "## written: $out_file"
+tma_write_choice "$best"

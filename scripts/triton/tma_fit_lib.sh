@@ -1,4 +1,5 @@
-# Sourced by the triton-tma refit studies (tma_neighbour_fit.sh, tma_gpc_fit.sh), CPU only:
+# Sourced by the triton-tma refit studies (tma_neighbour_fit.sh, tma_gpc_fit.sh) and probe fits
+# (tma_padding_fit.sh, tma_epilogue_fit.sh, tma_edge_fit.sh), CPU only:
 # the four-timing references and the refit and scoring lines they print.
 # Needs $bench (target/release/origami-bench) and $work (a fresh folder) set.
 
@@ -73,4 +74,46 @@ tma_probe() {
         --gpu "$3" --dtype "$4" --rounds 0 --predictions "$work/probe-pred.csv" 2>&1 |
         grep -m1 '^fit set, before  ' | sed -E 's/.*tau mean ([0-9.]+).*/tau \1/' | tr '\n' ' '
     python3 scripts/triton/probe_residuals.py "$work/probe-pred.csv"
+}
+
+# tma_chain NAME PREV_SCRIPT PREV_JSON: the start of a probe fit that builds on an earlier fit:
+# $bench checked (NAME in the message), a fresh $work, PREV_SCRIPT run with its output in
+# $work/PREV_JSON (its report beside it, .txt), then the four-timing reference.
+tma_chain() {
+    [[ -x $bench ]] || { echo "$1: no $bench (cargo build --release)" >&2; exit 2; }
+    rm -rf "$work"
+    mkdir -p "$work"
+    OUT_FILE=$work/$3 "$2" >"$work/${3%.json}.txt"
+    tma_four_reference
+}
+
+# tma_probe_means FILE SPEC...: FILE's constants on each probe SPEC ("RUN GPU DTYPE LABEL");
+# prints "TAU RMS LIST": the mean Kendall tau and mean RMS over the probes (4 decimals) and
+# each probe's "LABEL tau T rms R", separated by "; ".
+tma_probe_means() {
+    local file=$1 spec run gpu dt label s sum_tau=0 sum_rms=0 line=""
+    shift
+    for spec in "$@"; do
+        read -r run gpu dt label <<<"$spec"
+        s=$(tma_probe "$file" "$run" "$gpu" "$dt")
+        line+=" $label $s;"
+        sum_tau=$(echo "$s" | awk -v a="$sum_tau" '{print a + $2}')
+        sum_rms=$(echo "$s" | awk -v a="$sum_rms" '{print a + $4}')
+    done
+    awk -v t="$sum_tau" -v r="$sum_rms" -v n=$# 'BEGIN {printf "%.4f %.4f", t / n, r / n}'
+    echo " ${line% ;}"
+}
+
+# tma_score_lists FILE LABEL: tma_score's lines of FILE in fp16 and bf16, without the oracle
+# lines, indented by three spaces (the probe fits' reports).
+tma_score_lists() {
+    tma_score "$1" "$2" | grep -v oracle | sed 's/^/   /'
+    tma_score "$1" "$2, bf16" --dtype bf16 | grep -v oracle | sed 's/^/   /'
+}
+
+# tma_write_choice W: a probe fit's choice $work/wW.json copied to $out_file, both said.
+tma_write_choice() {
+    echo "## chosen on the probes: W $1"
+    cp "$work/w$1.json" "$out_file"
+    echo "## written: $out_file"
 }
