@@ -775,22 +775,15 @@ fn edge_tile_cycles(
         heap.resize(programs as usize, 0.0);
         &mut heap
     };
-    let group = u64::from(group_m);
-    let mut add = |pm: u64, pn: u64, cycles: f64| {
-        per_program[(grouped_tile_id(pm, pn, gm, gn, group) % programs) as usize] += cycles;
-    };
-    if pad_a > 0 {
-        for pn in 0..gn {
-            let corner = pad_b > 0 && pn + 1 == gn;
-            add(gm - 1, pn, if corner { extra_ab } else { extra_a });
-        }
-    }
-    if pad_b > 0 {
-        let rows_b = if pad_a > 0 { gm - 1 } else { gm };
-        for pm in 0..rows_b {
-            add(pm, gn - 1, extra_b);
-        }
-    }
+    add_edge_tiles(
+        per_program,
+        gm,
+        gn,
+        u64::from(group_m),
+        pad_a > 0,
+        pad_b > 0,
+        (extra_a, extra_b, extra_ab),
+    );
     // programs below `last` run the busiest count of tiles, the others one fewer
     let last = grid.tiles - (grid.busiest - 1) * programs;
     per_program
@@ -798,6 +791,90 @@ fn edge_tile_cycles(
         .enumerate()
         .map(|(i, c)| if (i as u64) < last { *c } else { c - tile })
         .fold(0.0, f64::max)
+}
+
+/// Adds `cycles` to the program of each of `count` tile ids `start + j x step` (program = id
+/// mod the programs, `per_program.len()`), in at most as many steps as there are programs:
+/// the programs repeat with a period of programs / gcd(step, programs).
+fn add_progression(per_program: &mut [f64], start: u64, step: u64, count: u64, cycles: f64) {
+    let programs = per_program.len() as u64;
+    if count == 0 || cycles == 0.0 || programs == 0 {
+        return;
+    }
+    let step = step % programs;
+    let period = if step == 0 {
+        1
+    } else {
+        programs / gcd(step, programs)
+    };
+    let start = start % programs;
+    for j in 0..count.min(period) {
+        let times = (count - 1 - j) / period + 1;
+        per_program[((start + j * step) % programs) as usize] += times as f64 * cycles;
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The edge tiles' extra cycles `(a, b, corner)` added to the programs that run them
+/// ([`add_progression`]): the last tile row's (`a` when rows pass M), the last tile
+/// column's (`b` when columns pass N), the tile in both (`corner`), in the grouped order
+/// ([`grouped_tile_id`]). The work is at most about the programs times the smaller of the
+/// group size and the groups, whatever the grid.
+fn add_edge_tiles(
+    per_program: &mut [f64],
+    gm: u64,
+    gn: u64,
+    group_m: u64,
+    past_m: bool,
+    past_n: bool,
+    (a, b, corner): (f64, f64, f64),
+) {
+    let g = group_m.max(1);
+    if past_m {
+        // the last row: one group's ids, `rows` apart
+        let first = (gm - 1) / g * g;
+        let start = grouped_tile_id(gm - 1, 0, gm, gn, g);
+        let rows = (gm - first).min(g);
+        add_progression(per_program, start, rows, gn - u64::from(past_n), a);
+        if past_n {
+            add_progression(
+                per_program,
+                grouped_tile_id(gm - 1, gn - 1, gm, gn, g),
+                0,
+                1,
+                corner,
+            );
+        }
+    }
+    if past_n {
+        // the last column: in each full group `g` consecutive ids, groups g x gn ids apart;
+        // then the last, partial group's rows; the corner left out when it was counted above
+        let full = gm / g;
+        let rest = gm - full * g;
+        let corner_in_full = past_m && rest == 0;
+        let first_id = grouped_tile_id(0, gn - 1, gm, gn, g);
+        if full <= g {
+            for group in 0..full {
+                let count = g - u64::from(corner_in_full && group + 1 == full);
+                add_progression(per_program, first_id + group * g * gn, 1, count, b);
+            }
+        } else {
+            for i in 0..g {
+                let count = full - u64::from(corner_in_full && i + 1 == g);
+                add_progression(per_program, first_id + i, g * gn, count, b);
+            }
+        }
+        if rest > 0 {
+            let start = grouped_tile_id(full * g, gn - 1, gm, gn, g);
+            add_progression(per_program, start, 1, rest - u64::from(past_m), b);
+        }
+    }
 }
 
 /// (K iterations per run, runs) of a split-K factor over `k_iters` K iterations, as the
@@ -1752,6 +1829,45 @@ mod tests {
                 assert_eq!(grouped_tile_id(pm, pn, grid_m, grid_n, group), id);
             }
         }
+    }
+
+    #[test]
+    fn edge_tiles_reach_the_programs_the_kernels_order_gives_them() {
+        // every tile id walked, (pm, pn) by the kernel's _tile_coords, against the
+        // progressions of add_edge_tiles, on grids and program counts of every kind
+        let (a, b, corner) = (1.0, 10.0, 100.0);
+        for gm in 1..12u64 {
+            for gn in 1..12u64 {
+                for g in [1u64, 2, 3, 8, 20] {
+                    for programs in [1u64, 5, 7, 16, 132] {
+                        for (past_m, past_n) in [(true, false), (false, true), (true, true)] {
+                            let mut want = vec![0.0; programs as usize];
+                            for id in 0..gm * gn {
+                                let first = id / (g * gn) * g;
+                                let rows = (gm - first).min(g);
+                                let in_group = id % (g * gn);
+                                let (pm, pn) = (first + in_group % rows, in_group / rows);
+                                let (on_m, on_n) = (past_m && pm + 1 == gm, past_n && pn + 1 == gn);
+                                let c = match (on_m, on_n) {
+                                    (true, true) => corner,
+                                    (true, false) => a,
+                                    (false, true) => b,
+                                    _ => 0.0,
+                                };
+                                want[(id % programs) as usize] += c;
+                            }
+                            let mut got = vec![0.0; programs as usize];
+                            add_edge_tiles(&mut got, gm, gn, g, past_m, past_n, (a, b, corner));
+                            assert_eq!(got, want, "{gm}x{gn} tiles, group {g}, {programs} programs, {past_m} {past_n}");
+                        }
+                    }
+                }
+            }
+        }
+        // a grid of 2^26 tile columns costs as many steps as there are programs
+        let mut per = vec![0.0; 132];
+        add_edge_tiles(&mut per, 3, 1 << 26, 8, true, false, (1.0, 0.0, 0.0));
+        assert_eq!(per.iter().sum::<f64>(), (1u64 << 26) as f64);
     }
 
     #[test]
