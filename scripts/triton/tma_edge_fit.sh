@@ -19,15 +19,7 @@ work=target/tma-edge
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
 . scripts/triton/tma_fit_lib.sh
 tma_chain tma_edge_fit.sh scripts/triton/tma_epilogue_fit.sh epilogue.json
-probes=(
-  "results/h200/triton-tma/tile-pair-probe/run h200 fp16 tile-pair-probe/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 fp16 lockstep-probe/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 bf16 lockstep-probe/h200/bf16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 fp16 lockstep-probe2/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 bf16 lockstep-probe2/h200/bf16"
-  "results/h100/triton-tma/padding-probe/run h100-sxm fp16 padding-probe/h100-sxm/fp16"
-  "results/h100/triton-tma/padding-probe2/run h100-sxm fp16 padding-probe2/h100-sxm/fp16"
-)
+mapfile -t probes < <(tma_probe_specs)
 echo "# scripts/triton/tma_edge_fit.sh: zero-filled rows in the edge tiles' copies, chosen on the probes"
 declare -A tau rms
 weights=(1 1.25 1.5 1.75 2 2.5 3)
@@ -37,11 +29,5 @@ for w in "${weights[@]}"; do
   echo "## W $w: probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
   tma_score_lists "$work/w$w.json" "W $w"
 done
-best=1
-for w in "${weights[@]:1}"; do
-  if awk -v t="${tau[$w]}" -v tb="${tau[$best]}" -v r="${rms[$w]}" -v r0="${rms[1]}" \
-      'BEGIN {exit !(r <= r0 && t > tb)}'; then
-    best=$w
-  fi
-done
+best=$(tma_best_on_probes "${weights[@]}")
 tma_write_choice "$best"

@@ -117,3 +117,34 @@ tma_write_choice() {
     cp "$work/w$1.json" "$out_file"
     echo "## written: $out_file"
 }
+
+# tma_probe_specs [POWER]: the probes of shapes outside both lists that the edge and fragment
+# fits score on, one "RUN GPU DTYPE LABEL" a line: the H200 tile-pair probe (fp16), the two H200
+# lockstep probes (fp16 and bf16), with POWER the H200 power-cap probe (fp16), the H100 padding
+# probes (fp16).
+tma_probe_specs() {
+    local t=results/h200/triton-tma p dt
+    echo "$t/tile-pair-probe/run h200 fp16 tile-pair-probe/h200/fp16"
+    for p in lockstep-probe lockstep-probe2; do
+        for dt in fp16 bf16; do echo "$t/$p/run h200 $dt $p/h200/$dt"; done
+    done
+    if [[ -n ${1:-} ]]; then echo "$t/power-probe/run h200 fp16 power-probe/h200/fp16"; fi
+    for p in padding-probe padding-probe2; do
+        echo "results/h100/triton-tma/$p/run h100-sxm fp16 $p/h100-sxm/fp16"
+    done
+}
+
+# tma_best_on_probes W0 W...: the weight with the highest mean probe tau among W0 (the term's
+# absence) and those Ws whose mean RMS is not above W0's; reads the caller's tau and rms arrays
+# (tma_probe_means' first two fields, by weight).
+tma_best_on_probes() {
+    local base=$1 best=$1 w
+    shift
+    for w in "$@"; do
+        if awk -v t="${tau[$w]}" -v tb="${tau[$best]}" -v r="${rms[$w]}" -v r0="${rms[$base]}" \
+            'BEGIN {exit !(r <= r0 && t > tb)}'; then
+            best=$w
+        fi
+    done
+    echo "$best"
+}

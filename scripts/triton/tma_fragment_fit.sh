@@ -19,16 +19,7 @@ work=target/tma-fragment
 out_file=${OUT_FILE:-$work/h100-triton-tma.json}
 . scripts/triton/tma_fit_lib.sh
 tma_chain tma_fragment_fit.sh scripts/triton/tma_edge_fit.sh edge.json
-probes=(
-  "results/h200/triton-tma/tile-pair-probe/run h200 fp16 tile-pair-probe/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 fp16 lockstep-probe/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe/run h200 bf16 lockstep-probe/h200/bf16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 fp16 lockstep-probe2/h200/fp16"
-  "results/h200/triton-tma/lockstep-probe2/run h200 bf16 lockstep-probe2/h200/bf16"
-  "results/h200/triton-tma/power-probe/run h200 fp16 power-probe/h200/fp16"
-  "results/h100/triton-tma/padding-probe/run h100-sxm fp16 padding-probe/h100-sxm/fp16"
-  "results/h100/triton-tma/padding-probe2/run h100-sxm fp16 padding-probe2/h100-sxm/fp16"
-)
+mapfile -t probes < <(tma_probe_specs power)
 echo "# scripts/triton/tma_fragment_fit.sh: the weight of wgmma's operand reads, chosen on the probes"
 declare -A tau rms
 weights=(1 0.75 0.5 0.25 0)
@@ -40,11 +31,5 @@ for w in "${weights[@]}"; do
   echo "   probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
   tma_score_lists "$work/w$w.json" "W $w"
 done
-best=1
-for w in "${weights[@]:1}"; do
-  if awk -v t="${tau[$w]}" -v tb="${tau[$best]}" -v r="${rms[$w]}" -v r0="${rms[1]}" \
-      'BEGIN {exit !(r <= r0 && t > tb)}'; then
-    best=$w
-  fi
-done
+best=$(tma_best_on_probes "${weights[@]}")
 tma_write_choice "$best"
