@@ -1,5 +1,6 @@
 # Sourced by the triton-tma refit studies (tma_neighbour_fit.sh, tma_gpc_fit.sh) and probe fits
-# (tma_padding_fit.sh, tma_epilogue_fit.sh, tma_edge_fit.sh), CPU only:
+# (tma_padding_fit.sh, tma_epilogue_fit.sh, tma_edge_fit.sh, tma_fragment_fit.sh, tma_second_pass.sh,
+# tma_joint_fit.sh), CPU only:
 # the four-timing references and the refit and scoring lines they print.
 # Needs $bench (target/release/origami-bench) and $work (a fresh folder) set.
 
@@ -135,14 +136,15 @@ tma_probe_specs() {
 }
 
 # tma_best_on_probes W0 W...: the weight with the highest mean probe tau among W0 (the term's
-# absence) and those Ws whose mean RMS is not above W0's; reads the caller's tau and rms arrays
-# (tma_probe_means' first two fields, by weight).
+# absence) and those Ws whose mean RMS is not above W0's, a tie in tau (the four decimals
+# printed) going to the lower RMS; reads the caller's tau and rms arrays (tma_probe_means' first
+# two fields, by weight).
 tma_best_on_probes() {
     local base=$1 best=$1 w
     shift
     for w in "$@"; do
         if awk -v t="${tau[$w]}" -v tb="${tau[$best]}" -v r="${rms[$w]}" -v r0="${rms[$base]}" \
-            'BEGIN {exit !(r <= r0 && t > tb)}'; then
+            -v rb="${rms[$best]}" 'BEGIN {exit !(r <= r0 && (t > tb || (t == tb && r < rb)))}'; then
             best=$w
         fi
     done
