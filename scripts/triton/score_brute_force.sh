@@ -5,7 +5,9 @@
 # (calibrations/fitted/h100-triton-tma.json, fitted on the H100's seed list; the learned
 # correction is the H100's and is not applied) by lookup in the sweep, A/BF and Kendall tau
 # (`origami-bench refit --rounds 0`), fp16 and bf16: the seed and LLM lists, then the
-# unaligned shapes. Writes DIR/score.txt.
+# unaligned shapes. Writes DIR/score.txt; then a learned correction fitted on this sweep's seed
+# list (fp16) by the H100's recipe (`origami-bench fit-correction`, cross-validation over the seed
+# shapes; not written, not embedded) and scored on the rest: DIR/correction.txt.
 # Usage: scripts/triton/score_brute_force.sh DIR GPU   (GPU: h200 or h100-sxm; after cargo build --release)
 set -euo pipefail
 dir=${1:?DIR}
@@ -33,3 +35,6 @@ export TRITONBLAS_HW_PARAMS=calibrations/fitted/h100-triton-tma.json
       --rounds 0 --dtype "$dt" 2>&1 | grep -m1 '^fit set, before  ' | sed 's/^fit set, before */unaligned  /'
   done
 } | tee "$dir/score.txt"
+"$bench" fit-correction --out "$work/lists" --fit-set seed_shapes --family triton-tma --gpu "$gpu" \
+  2>/dev/null >"$dir/correction.txt"
+grep -E '^(chosen|seed_shapes|llm_shapes)' "$dir/correction.txt"
