@@ -407,6 +407,14 @@ model_constants! {
     /// and the program that runs it ends later by what that adds (the H200 tile-pair probe,
     /// docs/triton-tma.md, "Edge tiles copy their zero-filled rows").
     tp_zero_row_copy_weight: f64 = 0.0, Throughput, "rows per row", NON_NEGATIVE;
+    /// Throughput model: the pipeline's load round trip, as a share of
+    /// `tp_load_latency_cycles`, when A, B and C fit in the L2 together. A brute-force sweep
+    /// times each launch again and again on the same buffers, so such a set stays in L2 and
+    /// its loads return at L2's latency, not DRAM's (under load the H100 measured 2383
+    /// against 4891 cycles: 0.49, `origami-calibrate --only latency-loaded`). 1 (the
+    /// default) = one round trip for all (docs/triton-tma.md, "Resident operands wait
+    /// less").
+    tp_resident_round_trip_share: f64 = 1.0, Throughput, "share", POSITIVE;
     /// Throughput model: extra L2 cycles per 128 bytes of A and B boxes when their row
     /// pitch is a multiple of 16 bytes but not of 32 (kernels that load whole boxes; the
     /// H100 row-alignment probe).

@@ -25,6 +25,8 @@
 //!   persistent program's last epilogue can be taken out of the overlap below and added
 //!   after it (`tp_exposed_epilogue`), and the tiles at M's and N's edges, whose boxes hold
 //!   zero-filled rows, can lengthen the programs that run them (`tp_zero_row_copy_weight`);
+//!   when A, B and C fit in L2 together (a sweep's repeated launches keep them there) the
+//!   pipeline's round trip can be a share of its own (`tp_resident_round_trip_share`);
 //! - the launch cannot beat DRAM: compulsory A + B + C bytes when A and B fit in L2, else
 //!   each round of resident blocks re-reads its group's A rows and B columns (A's and B's
 //!   bytes at the share of the DRAM rate rows of 32 or 64 bytes get:
@@ -328,6 +330,19 @@ impl BlockCosts {
         }
     }
 
+    /// The same costs with the pipeline's load round trip at `share` of its own (A, B and C
+    /// resident in L2: `tp_resident_round_trip_share`); the stage's L2 time and the fill
+    /// stay as they are.
+    fn with_round_trip_share(&self, share: f64) -> BlockCosts {
+        if share == 1.0 {
+            return *self;
+        }
+        BlockCosts {
+            pipeline: self.pipeline_l2 + share * (self.pipeline - self.pipeline_l2),
+            ..*self
+        }
+    }
+
     /// The same costs when each active SM gets `speedup` times its L2 share (fewer SMs
     /// than the GPU has split the L2 bandwidth: `tp_l2_active_exponent`).
     fn with_l2_speedup(&self, speedup: f64) -> BlockCosts {
@@ -381,6 +396,15 @@ impl BlockCosts {
             self.pipeline,
         ]
     }
+}
+
+/// Whether A, B and C fit in an L2 of `l2_bytes` together (then a sweep's repeated launches
+/// keep them there: `tp_resident_round_trip_share`).
+pub fn operands_fit_l2(p: &Problem, l2_bytes: u64) -> bool {
+    let eb = p.dtype.bytes();
+    let ab = p.m as f64 * p.k as f64 * eb + p.n as f64 * p.k as f64 * eb;
+    let c = (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
+    ab + c <= l2_bytes as f64
 }
 
 /// Bytes of the zero-filled rows of every box a launch loads: each tile row's A box past
@@ -610,6 +634,8 @@ pub struct TileGrid {
     ab_fit_l2: bool,
     /// A, B and C stay in L2 between launches (`tp_l2_resident_inputs`): no DRAM bytes.
     l2_resident: bool,
+    /// A, B and C fit in L2 together (`tp_resident_round_trip_share` applies).
+    operands_fit_l2: bool,
     /// The bytes the launch writes: C's, or a split-K launch's partial tiles.
     output_bytes: f64,
     /// C's bytes.
@@ -676,6 +702,7 @@ impl TileGrid {
             ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
             l2_resident: k.tp_l2_resident_inputs == 1.0
                 && ab_bytes + c_bytes <= hw.gpu.l2_bytes as f64,
+            operands_fit_l2: operands_fit_l2(p, hw.gpu.l2_bytes),
             output_bytes: c_bytes,
             c_bytes,
             swap: l.swap,
@@ -1254,6 +1281,13 @@ fn predict_on_counting<const WAIT: bool>(
         c.l2 += l.load_bytes / 128.0 * grid.row_cycles;
         adjusted = Some(c);
     }
+    if grid.operands_fit_l2 && k.tp_resident_round_trip_share != 1.0 {
+        adjusted = Some(
+            adjusted
+                .unwrap_or(*costs)
+                .with_round_trip_share(k.tp_resident_round_trip_share),
+        );
+    }
     if runs > 1 {
         // a run's epilogue writes its fp32 partial tile: twice a 16-bit C tile's bytes
         let mut c = adjusted.unwrap_or(*costs);
@@ -1724,6 +1758,48 @@ mod tests {
             box_padding_bytes(&q, &l, 33, 3),
             ((pad_a + pad_b) * 7168 * 2) as f64
         );
+    }
+
+    #[test]
+    fn operands_resident_in_l2_shorten_the_pipelines_round_trip_by_the_share() {
+        let doc = preset("h100-sxm").unwrap();
+        let base = ModelConstants {
+            throughput_model: Scoring::Throughput,
+            tp_load_latency_cycles: 4000.0,
+            ..ModelConstants::default()
+        };
+        let half = ModelConstants {
+            tp_resident_round_trip_share: 0.5,
+            ..base
+        };
+        let at = |k: &ModelConstants, p: &Problem, l: &LaunchStatic| {
+            let hw = inputs(&doc, k);
+            predict(p, l, 8, &hw)
+        };
+        let l = launch(&cfg("64x64x64,w4,s3"), 1);
+        // 1024^3: A, B and C 6 MiB, within the H100's 50 MiB of L2
+        let small = Problem::new(1024, 1024, 1024, Dtype::Fp16).unwrap();
+        let (b0, b1) = (at(&base, &small, &l), at(&half, &small, &l));
+        let hw = inputs(&doc, &base);
+        let costs = BlockCosts::new(&l, &hw);
+        let latency_part = costs.pipeline - costs.pipeline_l2;
+        assert!(latency_part > 0.0);
+        assert!((b0.iter_pipeline - b1.iter_pipeline - 0.5 * latency_part).abs() < 1e-9);
+        // the stage's L2 time and the fill stay: only the pipeline term moved
+        assert_eq!(
+            (b0.iter_tensor, b0.iter_smem, b0.iter_l2, b0.iter_warp),
+            (b1.iter_tensor, b1.iter_smem, b1.iter_l2, b1.iter_warp)
+        );
+        assert!(b1.total <= b0.total);
+        // 8192 x 8192 x 4096: 192 MiB, past L2: nothing changes
+        let large = Problem::new(8192, 8192, 4096, Dtype::Fp16).unwrap();
+        assert_eq!(at(&base, &large, &l).total, at(&half, &large, &l).total);
+        // a share of 1 is the model without the term
+        let one = ModelConstants {
+            tp_resident_round_trip_share: 1.0,
+            ..base
+        };
+        assert_eq!(at(&one, &small, &l).total, b0.total);
     }
 
     #[test]

@@ -206,6 +206,15 @@ pub fn walkthrough(sel: &Selection, s: &Selector<'_>, res: &Resolved) -> String 
             "  one iteration of the resident blocks: tensor {:.0}, smem {:.0}, L2 {:.0}, warp chain {:.0}, pipeline {:.0} cycles; bound: {}",
             t.iter_tensor, t.iter_smem, t.iter_l2, t.iter_warp, t.iter_pipeline, t.iter_bound
         );
+        if k.tp_resident_round_trip_share != 1.0
+            && crate::model::throughput::operands_fit_l2(p, g.l2_bytes)
+        {
+            let _ = writeln!(
+                o,
+                "  A, B and C fit in L2 together: the pipeline's round trip at tp_resident_round_trip_share {} of tp_load_latency_cycles",
+                k.tp_resident_round_trip_share
+            );
+        }
         if t.edge_tile_cycles > 0.0 {
             let _ = writeln!(
                 o,
