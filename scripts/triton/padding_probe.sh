@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Device only. What the zero-filled rows of a tensor-descriptor box cost (issue 11;
 # docs/triton-tma.md, "Zero-filled rows take their own time"): the nine triton-tma configs of
-# results/h100/triton-tma/padding-probe-configs.csv on shapes outside the seed and LLM lists
-# whose grids stay the same while the rows past N or M change, three shuffled passes
+# results/h100/triton-tma/padding-probe-configs.csv on shapes whose grids stay the same while
+# the rows past N or M change (all outside the seed and LLM lists but 2048x576x7168, an LLM
+# shape, which the probe fits leave out: tma_fit_lib.sh's tma_probe_run), three shuffled passes
 # (tma_sweep.py --passes 3 --shuffle), cuBLAS before and after, every launch checked.
 # PROBE=1 (default; fp16, --seed 20261129; it chose the model's form), into padding-probe/:
 #   one wave, rows past N: 2048 x {512, 544, 576, 640, 704, 768} x 7168;

@@ -68,10 +68,41 @@ with open(out, "w") as f:
 PY
 }
 
-# tma_probe FILE RUN GPU DTYPE: "tau T rms R" of FILE's constants on a probe's sweep RUN (its
-# Kendall tau, then the RMS of its per-shape log residuals, scripts/triton/probe_residuals.py).
+# tma_probe_run RUN: a copy of a probe's sweep RUN (configs.csv, shapes.csv) under
+# $work/probe-runs/ without the shapes of the seed and LLM lists (a probe is of shapes outside
+# both: the H100 padding probe's ladder 2048 x {512 ... 768} x 7168 holds the LLM list's
+# 2048x576x7168, which no probe score counts since 2026-11-28, the session after); prints its path.
+tma_probe_run() {
+    local out=$work/probe-runs/${1//\//_}
+    if [[ ! -f $out/configs.csv ]]; then
+        mkdir -p "$out"
+        python3 - "$1" "$out" <<'PY'
+import csv, os, sys
+run, out = sys.argv[1], sys.argv[2]
+def listed(path):
+    rows = [l for l in open(path) if not l.startswith("#")]
+    return {(r["M"], r["N"], r["K"]) for r in csv.DictReader(rows)}
+skip = listed("data/seed_shapes.csv") | listed("data/llm_shapes.csv")
+for name in ("configs.csv", "shapes.csv"):
+    with open(os.path.join(run, name), newline="") as f, open(os.path.join(out, name), "w", newline="") as g:
+        r = csv.DictReader(f)
+        w = csv.DictWriter(g, fieldnames=r.fieldnames, lineterminator="\n")
+        w.writeheader()
+        for row in r:
+            if (row["m"], row["n"], row["k"]) not in skip:
+                w.writerow(row)
+PY
+    fi
+    echo "$out"
+}
+
+# tma_probe FILE RUN GPU DTYPE: "tau T rms R" of FILE's constants on a probe's sweep RUN, the
+# seed and LLM lists' shapes left out (tma_probe_run): its Kendall tau, then the RMS of its
+# per-shape log residuals (scripts/triton/probe_residuals.py).
 tma_probe() {
-    TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$2" --fit-set listed --family triton-tma \
+    local run
+    run=$(tma_probe_run "$2")
+    TRITONBLAS_HW_PARAMS=$1 "$bench" refit --out "$run" --fit-set listed --family triton-tma \
         --gpu "$3" --dtype "$4" --rounds 0 --predictions "$work/probe-pred.csv" 2>&1 |
         grep -m1 '^fit set, before  ' | sed -E 's/.*tau mean ([0-9.]+).*/tau \1/' | tr '\n' ' '
     python3 scripts/triton/probe_residuals.py "$work/probe-pred.csv"

@@ -3,8 +3,8 @@
 # "Zero-filled rows take their own time"), CPU only. Starts from the neighbour-share fit
 # (scripts/triton/tma_neighbour_fit.sh, run here into target/) and scores its charge of the
 # rows past M and N in two forms on the H100 padding probe
-# (results/h100/triton-tma/padding-probe/run: nine configs on 14 shapes outside the seed and
-# LLM lists, scripts/triton/padding_probe.sh):
+# (results/h100/triton-tma/padding-probe/run: nine configs on 14 shapes, scripts/triton/padding_probe.sh;
+# scored without its one shape of the LLM list, 2048x576x7168: tma_fit_lib.sh's tma_probe_run):
 #   inside: tp_box_padding_weight W, the rows' bytes in the DRAM term (overlapped with the
 #           SMs' time by the final p-norm), the file's form until 2026-11-28;
 #   series: tp_box_padding_serial W, their DRAM time added after the overlap.
