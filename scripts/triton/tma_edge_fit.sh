@@ -24,10 +24,7 @@ echo "# scripts/triton/tma_edge_fit.sh: zero-filled rows in the edge tiles' copi
 declare -A tau rms
 weights=(1 1.25 1.5 1.75 2 2.5 3)
 for w in "${weights[@]}"; do
-  tma_variant "$work/epilogue.json" "$work/w$w.json" "tp_zero_row_copy_weight=$w"
-  read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
-  echo "## W $w: probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
-  tma_score_lists "$work/w$w.json" "W $w"
+  tma_held_candidate "$w" "W $w" "$work/epilogue.json" "tp_zero_row_copy_weight=$w"
 done
 best=$(tma_best_on_probes "${weights[@]}")
 tma_write_choice "$best"

@@ -181,3 +181,30 @@ tma_best_on_probes() {
     done
     echo "$best"
 }
+
+# tma_held_candidate KEY LABEL SRC NAME=VALUE...: a probe fit's candidate with SRC's other
+# constants held: $work/wKEY.json, its probe means in the caller's tau and rms arrays (by KEY,
+# over the caller's probes array), "## LABEL: probes mean tau T rms R ( ... )" and its lists'
+# lines (tma_score_lists, labelled LABEL).
+tma_held_candidate() {
+    local key=$1 label=$2 src=$3 line
+    shift 3
+    tma_variant "$src" "$work/w$key.json" "$@"
+    read -r tau[$key] rms[$key] line <<<"$(tma_probe_means "$work/w$key.json" "${probes[@]}")"
+    echo "## $label: probes mean tau ${tau[$key]} rms ${rms[$key]} ( $line)"
+    tma_score_lists "$work/w$key.json" "$label"
+}
+
+# tma_refit_candidate KEY LABEL SRC NAME=VALUE...: the same with the other constants refitted on
+# the seed list (tma_refit from $work/start-KEY.json, tma_hold's knobs held): "## LABEL: refitted
+# on the seed list", the refit's lines, "   probes mean tau T rms R ( ... )", the lists' lines.
+tma_refit_candidate() {
+    local key=$1 label=$2 src=$3 line
+    shift 3
+    tma_variant "$src" "$work/start-$key.json" "$@"
+    echo "## $label: refitted on the seed list"
+    tma_refit "$work/start-$key.json" "$work/w$key.json" "$tma_hold" | sed 's/^/   /'
+    read -r tau[$key] rms[$key] line <<<"$(tma_probe_means "$work/w$key.json" "${probes[@]}")"
+    echo "   probes mean tau ${tau[$key]} rms ${rms[$key]} ( $line)"
+    tma_score_lists "$work/w$key.json" "$label"
+}

@@ -24,12 +24,7 @@ echo "# scripts/triton/tma_fragment_fit.sh: the weight of wgmma's operand reads,
 declare -A tau rms
 weights=(1 0.75 0.5 0.25 0)
 for w in "${weights[@]}"; do
-  tma_variant "$work/edge.json" "$work/start-$w.json" "tp_fragment_read_weight=$w"
-  echo "## W $w: refitted on the seed list"
-  tma_refit "$work/start-$w.json" "$work/w$w.json" "$tma_hold" | sed 's/^/   /'
-  read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
-  echo "   probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
-  tma_score_lists "$work/w$w.json" "W $w"
+  tma_refit_candidate "$w" "W $w" "$work/edge.json" "tp_fragment_read_weight=$w"
 done
 best=$(tma_best_on_probes "${weights[@]}")
 tma_write_choice "$best"

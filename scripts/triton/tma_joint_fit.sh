@@ -27,13 +27,8 @@ for e in 1 1.25 1.5 1.75 2 2.5 3; do
   for f in 1 0.75 0.5 0.25 0; do
     p=e$e-f$f
     pairs+=("$p")
-    tma_variant "$work/fragment.json" "$work/start-$p.json" "tp_zero_row_copy_weight=$e" \
-      "tp_fragment_read_weight=$f"
-    echo "## edge $e, fragment $f: refitted on the seed list"
-    tma_refit "$work/start-$p.json" "$work/w$p.json" "$tma_hold" | sed 's/^/   /'
-    read -r tau[$p] rms[$p] line <<<"$(tma_probe_means "$work/w$p.json" "${probes[@]}")"
-    echo "   probes mean tau ${tau[$p]} rms ${rms[$p]} ( $line)"
-    tma_score_lists "$work/w$p.json" "edge $e, fragment $f"
+    tma_refit_candidate "$p" "edge $e, fragment $f" "$work/fragment.json" \
+      "tp_zero_row_copy_weight=$e" "tp_fragment_read_weight=$f"
   done
 done
 echo "# the probes' means, edge by fragment (tau / rms)"

@@ -27,21 +27,12 @@ echo "# scripts/triton/tma_resident_fit.sh: the round trip of operands resident 
 declare -A tau rms
 shares=(1 0.75 0.6 0.49 0.35 0.25)
 for w in "${shares[@]}"; do
-  tma_variant "$work/fragment.json" "$work/start-$w.json" "tp_resident_round_trip_share=$w"
-  echo "## S $w: refitted on the seed list"
-  tma_refit "$work/start-$w.json" "$work/w$w.json" "$tma_hold" | sed 's/^/   /'
-  read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
-  echo "   probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
-  tma_score_lists "$work/w$w.json" "S $w"
+  tma_refit_candidate "$w" "S $w" "$work/fragment.json" "tp_resident_round_trip_share=$w"
 done
 held=()
 for w in "${shares[@]:1}"; do
-  h=held$w
-  held+=("$h")
-  tma_variant "$work/fragment.json" "$work/w$h.json" "tp_resident_round_trip_share=$w"
-  read -r tau[$h] rms[$h] line <<<"$(tma_probe_means "$work/w$h.json" "${probes[@]}")"
-  echo "## S $w held (the other constants as the file has them): probes mean tau ${tau[$h]} rms ${rms[$h]} ( $line)"
-  tma_score_lists "$work/w$h.json" "S $w held"
+  held+=("held$w")
+  tma_held_candidate "held$w" "S $w held" "$work/fragment.json" "tp_resident_round_trip_share=$w"
 done
 best=$(tma_best_on_probes "${shares[@]}" "${held[@]}")
 tma_write_choice "$best"

@@ -34,10 +34,7 @@ for pass in 1 2 3; do
   was=$(constant "$current" tp_zero_row_copy_weight)
   echo "# pass $pass: the edge weight (now $was), the other constants held"
   for w in "${edge_weights[@]}"; do
-    tma_variant "$current" "$work/w$w.json" "tp_zero_row_copy_weight=$w"
-    read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
-    echo "## edge W $w: probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
-    tma_score_lists "$work/w$w.json" "edge W $w"
+    tma_held_candidate "$w" "edge W $w" "$current" "tp_zero_row_copy_weight=$w"
   done
   best=$(tma_best_on_probes "${edge_weights[@]}")
   echo "## pass $pass: edge weight chosen on the probes: $best"
@@ -49,12 +46,7 @@ for pass in 1 2 3; do
   was=$(constant "$current" tp_fragment_read_weight)
   echo "# pass $pass: the fragment weight (now $was), the rest refitted at each"
   for w in "${frag_weights[@]}"; do
-    tma_variant "$current" "$work/start-$w.json" "tp_fragment_read_weight=$w"
-    echo "## fragment W $w: refitted on the seed list"
-    tma_refit "$work/start-$w.json" "$work/w$w.json" "$tma_hold" | sed 's/^/   /'
-    read -r tau[$w] rms[$w] line <<<"$(tma_probe_means "$work/w$w.json" "${probes[@]}")"
-    echo "   probes mean tau ${tau[$w]} rms ${rms[$w]} ( $line)"
-    tma_score_lists "$work/w$w.json" "fragment W $w"
+    tma_refit_candidate "$w" "fragment W $w" "$current" "tp_fragment_read_weight=$w"
   done
   best=$(tma_best_on_probes "${frag_weights[@]}")
   echo "## pass $pass: fragment weight chosen on the probes: $best"
