@@ -1,6 +1,6 @@
 # Sourced by the triton-tma refit studies (tma_neighbour_fit.sh, tma_gpc_fit.sh) and probe fits
 # (tma_padding_fit.sh, tma_epilogue_fit.sh, tma_edge_fit.sh, tma_fragment_fit.sh, tma_second_pass.sh,
-# tma_joint_fit.sh), CPU only:
+# tma_joint_fit.sh, tma_resident_fit.sh), CPU only:
 # the four-timing references and the refit and scoring lines they print.
 # Needs $bench (target/release/origami-bench) and $work (a fresh folder) set.
 
