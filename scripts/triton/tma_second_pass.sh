@@ -27,32 +27,31 @@ edge_weights=(1 1.25 1.5 1.75 2 2.5 3)
 frag_weights=(1 0.75 0.5 0.25 0)
 current=$work/fragment.json
 constant() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["constants"][sys.argv[2]])' "$@"; }
+declare -A tau rms
+# step PASS WHICH CONSTANT HOW CANDIDATE WEIGHT...: one weight chosen again at the current file
+# (CANDIDATE: tma_held_candidate or tma_refit_candidate), the choice the new current file;
+# moved=1 when it differs from the file's.
+step() {
+  local pass=$1 which=$2 name=$3 how=$4 candidate=$5 was best w
+  shift 5
+  tau=() rms=()
+  was=$(constant "$current" "$name")
+  echo "# pass $pass: the $which weight (now $was), $how"
+  for w in "$@"; do
+    "$candidate" "$w" "$which W $w" "$current" "$name=$w"
+  done
+  best=$(tma_best_on_probes "$@")
+  echo "## pass $pass: $which weight chosen on the probes: $best"
+  cp "$work/w$best.json" "$work/pass$pass-$which.json"
+  current=$work/pass$pass-$which.json
+  if awk -v a="$was" -v b="$best" 'BEGIN {exit !(a + 0 != b + 0)}'; then moved=1; fi
+}
 for pass in 1 2 3; do
   moved=0
-  # the edge weight, the rest of the current file held
-  declare -A tau=() rms=()
-  was=$(constant "$current" tp_zero_row_copy_weight)
-  echo "# pass $pass: the edge weight (now $was), the other constants held"
-  for w in "${edge_weights[@]}"; do
-    tma_held_candidate "$w" "edge W $w" "$current" "tp_zero_row_copy_weight=$w"
-  done
-  best=$(tma_best_on_probes "${edge_weights[@]}")
-  echo "## pass $pass: edge weight chosen on the probes: $best"
-  cp "$work/w$best.json" "$work/pass$pass-edge.json"
-  current=$work/pass$pass-edge.json
-  awk -v a="$was" -v b="$best" 'BEGIN {exit !(a + 0 != b + 0)}' && moved=1
-  # the fragment weight, the rest refitted on the seed list at each
-  tau=() rms=()
-  was=$(constant "$current" tp_fragment_read_weight)
-  echo "# pass $pass: the fragment weight (now $was), the rest refitted at each"
-  for w in "${frag_weights[@]}"; do
-    tma_refit_candidate "$w" "fragment W $w" "$current" "tp_fragment_read_weight=$w"
-  done
-  best=$(tma_best_on_probes "${frag_weights[@]}")
-  echo "## pass $pass: fragment weight chosen on the probes: $best"
-  cp "$work/w$best.json" "$work/pass$pass-fragment.json"
-  current=$work/pass$pass-fragment.json
-  awk -v a="$was" -v b="$best" 'BEGIN {exit !(a + 0 != b + 0)}' && moved=1
+  step "$pass" edge tp_zero_row_copy_weight "the other constants held" tma_held_candidate \
+    "${edge_weights[@]}"
+  step "$pass" fragment tp_fragment_read_weight "the rest refitted at each" tma_refit_candidate \
+    "${frag_weights[@]}"
   if [[ $moved == 0 ]]; then
     echo "## pass $pass moved neither weight: done"
     break

@@ -334,9 +334,6 @@ impl BlockCosts {
     /// resident in L2: `tp_resident_round_trip_share`); the stage's L2 time and the fill
     /// stay as they are.
     fn with_round_trip_share(&self, share: f64) -> BlockCosts {
-        if share == 1.0 {
-            return *self;
-        }
         BlockCosts {
             pipeline: self.pipeline_l2 + share * (self.pipeline - self.pipeline_l2),
             ..*self
@@ -669,6 +666,7 @@ impl TileGrid {
         let eb = p.dtype.bytes();
         let ab_bytes = p.m as f64 * p.k as f64 * eb + p.n as f64 * p.k as f64 * eb;
         let c_bytes = (p.m * p.n) as f64 * output_bytes_per_element(p.dtype);
+        let operands_fit = operands_fit_l2(p, hw.gpu.l2_bytes);
         let share = if k.tp_l2_active_exponent > 0.0 && active < sms {
             let ratio = sms as f64 / active as f64;
             if k.tp_l2_active_exponent == 1.0 {
@@ -700,9 +698,8 @@ impl TileGrid {
             padding_serial_bytes: padding * k.tp_box_padding_serial,
             ab_bytes,
             ab_fit_l2: ab_bytes < hw.gpu.l2_bytes as f64,
-            l2_resident: k.tp_l2_resident_inputs == 1.0
-                && ab_bytes + c_bytes <= hw.gpu.l2_bytes as f64,
-            operands_fit_l2: operands_fit_l2(p, hw.gpu.l2_bytes),
+            l2_resident: k.tp_l2_resident_inputs == 1.0 && operands_fit,
+            operands_fit_l2: operands_fit,
             output_bytes: c_bytes,
             c_bytes,
             swap: l.swap,
@@ -1281,7 +1278,7 @@ fn predict_on_counting<const WAIT: bool>(
         c.l2 += l.load_bytes / 128.0 * grid.row_cycles;
         adjusted = Some(c);
     }
-    if grid.operands_fit_l2 && k.tp_resident_round_trip_share != 1.0 {
+    if k.tp_resident_round_trip_share != 1.0 && grid.operands_fit_l2 {
         adjusted = Some(
             adjusted
                 .unwrap_or(*costs)
