@@ -10,8 +10,14 @@
 # shapes; not written, not embedded) and scored on the rest: DIR/correction.txt.
 # Usage: scripts/triton/score_brute_force.sh DIR GPU   (GPU: h200 or h100-sxm; after cargo build --release)
 set -euo pipefail
-dir=${1:?DIR}
-gpu=${2:?GPU}
+dir=${1:-}
+gpu=${2:-}
+if [[ -z $dir || -z $gpu ]]; then
+  echo "usage: scripts/triton/score_brute_force.sh DIR GPU (h200 or h100-sxm)" >&2; exit 2
+fi
+for list in seed llm unaligned; do
+  [[ -f $dir/$list/run/configs.csv.gz ]] || { echo "score_brute_force.sh: no $dir/$list/run/configs.csv.gz" >&2; exit 2; }
+done
 bench=target/release/origami-bench
 [[ -x $bench ]] || { echo "score_brute_force.sh: no $bench (cargo build --release)" >&2; exit 2; }
 work=target/tma-brute-force
